@@ -1,0 +1,38 @@
+# gotensor: `make run` (demo on the embedded store) and `make test` do all set-up.
+PYTHON ?= python3
+PIP    ?= $(PYTHON) -m pip
+GO     ?= go
+PIPFLAGS ?= --quiet --disable-pip-version-check --root-user-action=ignore
+export PATH := $(CURDIR)/build/bin:$(PATH)
+
+.PHONY: all install install-test run test go-test py-test c-test bench native clean
+
+all: install
+
+install:            ## build the Go core with gopy and install the Python package
+	$(PIP) install $(PIPFLAGS) ".[torch]"
+
+install-test:
+	$(PIP) install $(PIPFLAGS) ".[test]"
+
+run: install        ## push a real checkpoint through the embedded store
+	$(PYTHON) examples/demo.py
+
+test: install-test go-test py-test
+
+go-test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+py-test:
+	$(PYTHON) -m pytest -q python/tests
+
+bench: install      ## benchmarks -> bench/results/*.json and bench/RESULTS.md
+	$(GO) test -run '^$$' -bench . -benchtime 20x ./gotensor/frame/ | tee bench/results/go-frame.txt
+	$(PYTHON) bench/bench_roundtrip.py --json bench/results/roundtrip.json --md bench/RESULTS.md
+
+native:             ## build the extension into python/gotensor/_native for in-tree work
+	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"
+
+clean:
+	rm -rf build dist python/*.egg-info python/gotensor/_native

@@ -1,0 +1,43 @@
+package binding
+
+import (
+	"encoding/json"
+	"runtime"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/parallel"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// Info describes this build and machine.
+func Info() map[string]any {
+	dts := []string{}
+	for _, d := range tensor.All() {
+		dts = append(dts, d.String())
+	}
+	kinds := []string{}
+	for _, k := range errs.Kinds() {
+		kinds = append(kinds, k.String())
+	}
+	return map[string]any{
+		"version":     core.Version,
+		"go_version":  runtime.Version(),
+		"os":          runtime.GOOS,
+		"arch":        runtime.GOARCH,
+		"cpus":        runtime.NumCPU(),
+		"workers":     parallel.Workers(),
+		"codecs":      codec.Names(),
+		"stores":      store.Schemes(),
+		"dtypes":      dts,
+		"error_kinds": kinds,
+	}
+}
+
+// InfoJSON is Info as JSON.
+func InfoJSON() (string, error) {
+	b, err := json.Marshal(Info())
+	return string(b), err
+}

@@ -1,0 +1,158 @@
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+var (
+	stores  = &table[*core.Store]{name: "store"}
+	fetches = &table[*core.Fetched]{name: "fetch"}
+)
+
+// Open opens a store and returns its handle.
+func Open(url string) (int64, error) {
+	s, err := core.Open(url)
+	if err != nil {
+		return 0, err
+	}
+	return stores.add(s), nil
+}
+
+// Close closes a store; its handle becomes invalid.
+func Close(h int64) error {
+	s, err := stores.take(h)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// StoreOf returns the store behind a handle.
+func StoreOf(h int64) (*core.Store, error) { return stores.get(h) }
+
+// ParseMeta reads a dtype name and a comma-separated shape.
+func ParseMeta(dtype, shape string) (tensor.Meta, error) {
+	d, err := tensor.ParseDType(dtype)
+	if err != nil {
+		return tensor.Meta{}, err
+	}
+	s, err := tensor.ParseShape(shape)
+	if err != nil {
+		return tensor.Meta{}, err
+	}
+	return tensor.Meta{DType: d, Shape: s}, nil
+}
+
+// Write encodes and stores a tensor held in caller memory.
+func Write(h int64, key string, raw []byte, dtype, shape, codecName string) error {
+	s, err := stores.get(h)
+	if err != nil {
+		return err
+	}
+	m, err := ParseMeta(dtype, shape)
+	if err != nil {
+		return err
+	}
+	return s.WriteTensor(context.Background(), key, m, raw, codecName)
+}
+
+// ReadInto decodes the tensor under key into dst after checking that it has
+// the given dtype and shape.
+func ReadInto(h int64, key string, dst []byte, dtype, shape string) error {
+	s, err := stores.get(h)
+	if err != nil {
+		return err
+	}
+	m, err := ParseMeta(dtype, shape)
+	if err != nil {
+		return err
+	}
+	return s.ReadTensor(context.Background(), key, m, dst)
+}
+
+// Fetch reads a frame and returns "handle;dtype;shape" so the caller can
+// allocate the tensor and then call Decode.
+func Fetch(h int64, key string) (string, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return "", err
+	}
+	f, err := s.Fetch(context.Background(), key)
+	if err != nil {
+		return "", err
+	}
+	return fetchDesc(fetches.add(f), f), nil
+}
+
+func fetchDesc(fh int64, f *core.Fetched) string {
+	return itoa(fh) + ";" + f.Header.Meta.DType.String() + ";" + tensor.FormatShape(f.Header.Meta.Shape)
+}
+
+// Decode decodes a fetched frame into dst and releases the fetch handle.
+func Decode(fh int64, dst []byte) error {
+	f, err := fetches.take(fh)
+	if err != nil {
+		return err
+	}
+	return f.DecodeInto(dst)
+}
+
+// Release drops a fetch handle without decoding.
+func Release(fh int64) { fetches.take(fh) }
+
+// Stat returns the stored tensor's description as JSON.
+func Stat(h int64, key string) (string, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return "", err
+	}
+	st, err := s.Stat(context.Background(), key)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(st)
+	return string(b), err
+}
+
+func Delete(h int64, key string) error {
+	s, err := stores.get(h)
+	if err != nil {
+		return err
+	}
+	return s.Delete(context.Background(), key)
+}
+
+func Exists(h int64, key string) (bool, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return false, err
+	}
+	return s.Exists(context.Background(), key)
+}
+
+// Keys returns the keys under prefix, newline-separated (keys never hold
+// a newline).
+func Keys(h int64, prefix string) (string, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return "", err
+	}
+	ks, err := s.Keys(context.Background(), prefix)
+	return strings.Join(ks, "\n"), err
+}
+
+// Usage returns the store's URL and fill level as JSON.
+func Usage(h int64) (string, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return "", err
+	}
+	u := s.Usage()
+	b, err := json.Marshal(map[string]any{"url": s.URL(), "keys": u.Keys, "bytes": u.Bytes, "capacity": u.Capacity})
+	return string(b), err
+}

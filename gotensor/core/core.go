@@ -1,0 +1,160 @@
+// Package core joins the pipeline: a tensor's bytes are encoded by a codec
+// into a frame, and the frame is kept by a store. Python (through gopy) and
+// C (through cshared) both call this package.
+package core
+
+import (
+	"context"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// Version is the gotensor release.
+const Version = "0.1.0"
+
+// Store writes and reads tensors through a frame store.
+type Store struct {
+	st     store.Store
+	Limits frame.Limits
+	Frame  frame.Options
+}
+
+// Open opens the store a URL names (see store.Open).
+func Open(url string) (*Store, error) {
+	st, err := store.Open(url)
+	if err != nil {
+		return nil, err
+	}
+	return Wrap(st), nil
+}
+
+// Wrap puts the tensor API over an open frame store.
+func Wrap(st store.Store) *Store { return &Store{st: st, Limits: frame.DefaultLimits} }
+
+// Frames is the underlying frame store.
+func (s *Store) Frames() store.Store { return s.st }
+
+// WriteTensor encodes raw (the tensor's contiguous bytes) with the named
+// codec and stores the frame under key. raw is not retained.
+func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, codecName string) error {
+	if err := store.ValidateKey(key); err != nil {
+		return err
+	}
+	c, err := codec.ByName(codecName)
+	if err != nil {
+		return err
+	}
+	f, err := frame.Encode(meta, raw, c, s.Frame)
+	if err != nil {
+		return err
+	}
+	return s.st.Put(ctx, key, f)
+}
+
+// Fetched is a frame read from a store, header validated, not yet decoded.
+type Fetched struct {
+	Header *frame.Header
+	frame  []byte
+}
+
+// Fetch reads the frame under key and validates its header.
+func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
+	f, err := s.st.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	h, err := frame.ParseHeader(f, s.Limits)
+	if err != nil {
+		return nil, wrapKey(err, key)
+	}
+	return &Fetched{Header: h, frame: f}, nil
+}
+
+// DecodeInto decodes the fetched tensor into dst (exactly its byte size).
+func (f *Fetched) DecodeInto(dst []byte) error {
+	return frame.DecodeWithHeader(f.Header, f.frame, dst)
+}
+
+// ReadTensor decodes the tensor under key into dst after checking that it
+// has the dtype and shape the caller expects.
+func (s *Store) ReadTensor(ctx context.Context, key string, want tensor.Meta, dst []byte) error {
+	f, err := s.Fetch(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !f.Header.Meta.Equal(want) {
+		return errs.New(errs.InvalidArgument, "key %q holds %s%v, destination is %s%v",
+			key, f.Header.Meta.DType, f.Header.Meta.Shape, want.DType, want.Shape)
+	}
+	return wrapKey(f.DecodeInto(dst), key)
+}
+
+// Stat describes a stored tensor without decoding it.
+type Stat struct {
+	Key         string  `json:"key"`
+	DType       string  `json:"dtype"`
+	Shape       []int64 `json:"shape"`
+	RawBytes    int64   `json:"raw_bytes"`
+	StoredBytes int64   `json:"stored_bytes"`
+	Codec       string  `json:"codec"`
+	Chunks      int     `json:"chunks"`
+}
+
+// Stat reads only the frame header.
+func (s *Store) Stat(ctx context.Context, key string) (*Stat, error) {
+	b, size, err := s.st.Head(ctx, key, 4096)
+	if err != nil {
+		return nil, err
+	}
+	n, err := frame.HeaderLen(b)
+	if err != nil {
+		return nil, wrapKey(err, key)
+	}
+	if n > len(b) && int64(n) <= size {
+		if b, _, err = s.st.Head(ctx, key, n); err != nil {
+			return nil, err
+		}
+	}
+	h, err := frame.ParseHeader(b, s.Limits)
+	if err != nil {
+		return nil, wrapKey(err, key)
+	}
+	name := "unknown"
+	if c, err := codec.ByID(h.Codec); err == nil {
+		name = c.Name()
+	}
+	return &Stat{
+		Key: key, DType: h.Meta.DType.String(), Shape: h.Meta.Shape,
+		RawBytes: h.RawSize, StoredBytes: size, Codec: name, Chunks: len(h.Chunks),
+	}, nil
+}
+
+func (s *Store) Delete(ctx context.Context, key string) error { return s.st.Delete(ctx, key) }
+
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) { return s.st.Has(ctx, key) }
+
+func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
+	return s.st.List(ctx, prefix)
+}
+
+func (s *Store) Usage() store.Usage { return s.st.Usage() }
+
+func (s *Store) URL() string { return s.st.URL() }
+
+func (s *Store) Close() error { return s.st.Close() }
+
+func wrapKey(err error, key string) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := err.(*errs.Error); ok {
+		return &errs.Error{Kind: e.Kind, Msg: "key " + quote(key) + ": " + e.Msg, Err: e.Err}
+	}
+	return err
+}
+
+func quote(s string) string { return "\"" + s + "\"" }

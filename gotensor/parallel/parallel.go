@@ -1,0 +1,61 @@
+// Package parallel runs indexed work on a bounded number of goroutines.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+var workers atomic.Int32
+
+// SetWorkers bounds the goroutines one For call uses; n <= 0 restores the
+// default, GOMAXPROCS.
+func SetWorkers(n int) { workers.Store(int32(max(n, 0))) }
+
+// Workers is the current bound.
+func Workers() int {
+	if n := int(workers.Load()); n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// For calls fn(i) for i in [0, n) on up to Workers() goroutines and returns
+// the first error; once an error is seen, no new index starts.
+func For(n int, fn func(i int) error) error {
+	w := min(Workers(), n)
+	if w <= 1 {
+		for i := 0; i < n; i++ {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next     atomic.Int64
+		failed   atomic.Bool
+		errOnce  sync.Once
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	wg.Add(w)
+	for g := 0; g < w; g++ {
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}

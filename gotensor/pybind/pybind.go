@@ -1,0 +1,138 @@
+// Package pybind is the surface gopy turns into the gotensor._native
+// Python extension. It only converts (pointer, length) pairs into Go
+// slices and recovers panics; binding does the work. Tensors cross as
+// their data pointer and byte count, never as copies.
+package pybind
+
+import (
+	"github.com/gotensor/gotensor/gotensor/binding"
+	"github.com/gotensor/gotensor/gotensor/errs"
+
+	// The code gopy generates for this package imports gopyh.
+	_ "github.com/go-python/gopy/gopyh"
+)
+
+func Info() (s string, err error) {
+	defer errs.Recover(&err)
+	return binding.InfoJSON()
+}
+
+func Open(url string) (h int64, err error) {
+	defer errs.Recover(&err)
+	return binding.Open(url)
+}
+
+func Close(h int64) (err error) {
+	defer errs.Recover(&err)
+	return binding.Close(h)
+}
+
+func Write(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string) (err error) {
+	defer errs.Recover(&err)
+	raw, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return err
+	}
+	return binding.Write(h, key, raw, dtype, shape, codec)
+}
+
+func ReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string) (err error) {
+	defer errs.Recover(&err)
+	dst, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return err
+	}
+	return binding.ReadInto(h, key, dst, dtype, shape)
+}
+
+func Fetch(h int64, key string) (desc string, err error) {
+	defer errs.Recover(&err)
+	return binding.Fetch(h, key)
+}
+
+func Decode(fh int64, ptr uintptr, n int64) (err error) {
+	defer errs.Recover(&err)
+	dst, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		binding.Release(fh)
+		return err
+	}
+	return binding.Decode(fh, dst)
+}
+
+func Release(fh int64) (err error) {
+	defer errs.Recover(&err)
+	binding.Release(fh)
+	return nil
+}
+
+func Stat(h int64, key string) (js string, err error) {
+	defer errs.Recover(&err)
+	return binding.Stat(h, key)
+}
+
+func Delete(h int64, key string) (err error) {
+	defer errs.Recover(&err)
+	return binding.Delete(h, key)
+}
+
+func Exists(h int64, key string) (ok bool, err error) {
+	defer errs.Recover(&err)
+	return binding.Exists(h, key)
+}
+
+func Keys(h int64, prefix string) (keys string, err error) {
+	defer errs.Recover(&err)
+	return binding.Keys(h, prefix)
+}
+
+func Usage(h int64) (js string, err error) {
+	defer errs.Recover(&err)
+	return binding.Usage(h)
+}
+
+// Asynchronous calls return an operation id; Completions reports results.
+
+func StartWrite(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string) (op int64, err error) {
+	defer errs.Recover(&err)
+	raw, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartWrite(h, key, raw, dtype, shape, codec), nil
+}
+
+func StartReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string) (op int64, err error) {
+	defer errs.Recover(&err)
+	dst, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartReadInto(h, key, dst, dtype, shape), nil
+}
+
+func StartFetch(h int64, key string) (op int64, err error) {
+	defer errs.Recover(&err)
+	return binding.StartFetch(h, key), nil
+}
+
+func StartDecode(fh int64, ptr uintptr, n int64) (op int64, err error) {
+	defer errs.Recover(&err)
+	dst, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		binding.Release(fh)
+		return 0, err
+	}
+	return binding.StartDecode(fh, dst), nil
+}
+
+func Completions(timeoutMs int64) (recs string, err error) {
+	defer errs.Recover(&err)
+	return binding.Completions(timeoutMs), nil
+}
+
+// Panic exists for tests: it proves a Go panic becomes a Python exception.
+func Panic() (err error) {
+	defer errs.Recover(&err)
+	panic("deliberate panic")
+}

@@ -1,0 +1,349 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"hash/maphash"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+func init() {
+	RegisterScheme("file", func(u *url.URL) (Store, error) {
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, errs.New(errs.InvalidArgument, "file store URL %q names host %q; use file:///absolute/path", u.String(), u.Host)
+		}
+		if u.Path == "" {
+			return nil, errs.New(errs.InvalidArgument, "file store URL %q has no path", u.String())
+		}
+		c, err := capacityParam(u)
+		if err != nil {
+			return nil, err
+		}
+		return OpenDir(u.Path, c)
+	})
+}
+
+const (
+	frameExt   = ".gtf"
+	tmpPrefix  = ".tmp-"
+	lockName   = ".gotensor.lock"
+	maxNameLen = 200 // bytes of escaped key per path element
+	segmentEnd = "~" // ends a directory that continues a long key
+)
+
+// Dir stores one file per key in a directory. Writes are atomic (temp
+// file, fsync, rename, fsync of the directory): a crash leaves the old
+// value or the new one, never a torn frame. One process owns a directory
+// at a time (an flock on .gotensor.lock).
+type Dir struct {
+	dir      string
+	capacity int64
+	lock     *os.File
+
+	keyLocks [64]sync.Mutex
+	seed     maphash.Seed
+
+	mu     sync.RWMutex
+	sizes  map[string]int64
+	bytes  int64
+	closed bool
+}
+
+// OpenDir opens (creating if needed) a directory store and indexes the
+// frames already in it.
+func OpenDir(dir string, capacity int64) (*Dir, error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot create store directory %s", dir)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot open lock file in %s", dir)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
+	}
+	s := &Dir{dir: dir, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() || name == lockName {
+			return nil
+		}
+		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
+			return os.Remove(path)
+		}
+		rel, _ := filepath.Rel(dir, path)
+		key, ok := keyFromPath(rel)
+		if !ok {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		s.sizes[key] = info.Size()
+		s.bytes += info.Size()
+		return nil
+	})
+	if err != nil {
+		lock.Close()
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
+	}
+	return s, nil
+}
+
+func (s *Dir) URL() string { return "file://" + s.dir }
+
+// pathFor maps a key to a relative file path: bytes outside [A-Za-z0-9._-]
+// are %XX-escaped, and names longer than maxNameLen continue in nested
+// directories whose names end in "~" (which escaping never produces).
+func pathFor(key string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		keep := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || (c == '.' && i > 0)
+		if keep {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+	name := b.String()
+	var parts []string
+	for len(name) > maxNameLen {
+		parts = append(parts, name[:maxNameLen]+segmentEnd)
+		name = name[maxNameLen:]
+	}
+	return filepath.Join(append(parts, name+frameExt)...)
+}
+
+func keyFromPath(rel string) (string, bool) {
+	if !strings.HasSuffix(rel, frameExt) {
+		return "", false
+	}
+	name := strings.ReplaceAll(strings.TrimSuffix(rel, frameExt), segmentEnd+string(filepath.Separator), "")
+	key, err := url.PathUnescape(name)
+	if err != nil || ValidateKey(key) != nil {
+		return "", false
+	}
+	return key, true
+}
+
+func (s *Dir) keyLock(key string) *sync.Mutex {
+	return &s.keyLocks[maphash.String(s.seed, key)%uint64(len(s.keyLocks))]
+}
+
+func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	kl := s.keyLock(key)
+	kl.Lock()
+	defer kl.Unlock()
+
+	// Reserve the space first so concurrent writers cannot overshoot.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return errClosed(s.URL())
+	}
+	old := s.sizes[key]
+	delta := int64(len(frame)) - old
+	if s.capacity > 0 && s.bytes+delta > s.capacity {
+		used := s.bytes
+		s.mu.Unlock()
+		return full(int64(len(frame)), used, s.capacity, s.URL())
+	}
+	s.bytes += delta
+	s.mu.Unlock()
+
+	if err := s.writeAtomic(key, frame); err != nil {
+		s.mu.Lock()
+		s.bytes -= delta
+		s.mu.Unlock()
+		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+			return errs.Wrap(errs.StoreFull, err, "no space left for key %q in %s", key, s.URL())
+		}
+		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
+	}
+	s.mu.Lock()
+	s.sizes[key] = int64(len(frame))
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Dir) writeAtomic(key string, frame []byte) error {
+	final := filepath.Join(s.dir, pathFor(key))
+	parent := filepath.Dir(final)
+	if parent != s.dir {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.CreateTemp(s.dir, tmpPrefix)
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(frame); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return err
+	}
+	ok = true
+	return syncDir(parent)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func (s *Dir) check(key string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed(s.URL())
+	}
+	if _, ok := s.sizes[key]; !ok {
+		return notFound(key, s.URL())
+	}
+	return nil
+}
+
+func (s *Dir) openErr(key string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(key, s.URL())
+	}
+	return errs.Wrap(errs.Unavailable, err, "reading key %q from %s", key, s.URL())
+}
+
+func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
+	if err := s.check(key); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(s.dir, pathFor(key)))
+	if err != nil {
+		return nil, s.openErr(key, err)
+	}
+	return b, nil
+}
+
+func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
+	if err := s.check(key); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(filepath.Join(s.dir, pathFor(key)))
+	if err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	buf := make([]byte, min(int64(n), info.Size()))
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	return buf, info.Size(), nil
+}
+
+func (s *Dir) Delete(_ context.Context, key string) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	kl := s.keyLock(key)
+	kl.Lock()
+	defer kl.Unlock()
+	if err := s.check(key); err != nil {
+		return err
+	}
+	path := filepath.Join(s.dir, pathFor(key))
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return errs.Wrap(errs.Unavailable, err, "deleting key %q from %s", key, s.URL())
+	}
+	s.mu.Lock()
+	s.bytes -= s.sizes[key]
+	delete(s.sizes, key)
+	s.mu.Unlock()
+	return syncDir(filepath.Dir(path))
+}
+
+func (s *Dir) Has(_ context.Context, key string) (bool, error) {
+	err := s.check(key)
+	if errs.Is(err, errs.KeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s *Dir) List(_ context.Context, prefix string) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, errClosed(s.URL())
+	}
+	var out []string
+	for k := range s.sizes {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (s *Dir) Usage() Usage {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Usage{Keys: int64(len(s.sizes)), Bytes: s.bytes, Capacity: s.capacity}
+}
+
+func (s *Dir) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.lock.Close() // releases the flock
+}

@@ -1,0 +1,146 @@
+// Package store keeps encoded frames under string keys. A store never
+// decodes: it sees frames as opaque bytes, so the same frame can move
+// between memory, disk and a remote node unchanged.
+package store
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// MaxKeyLen bounds keys, in bytes.
+const MaxKeyLen = 1024
+
+// Store is a flat key -> frame map. Implementations are safe for
+// concurrent use.
+type Store interface {
+	// Put stores frame under key, replacing any previous value atomically.
+	// The store takes ownership of frame. A frame that does not fit fails
+	// with StoreFull and leaves the store unchanged.
+	Put(ctx context.Context, key string, frame []byte) error
+	// Get returns the frame stored under key. Callers must not modify it.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Head returns at least the first n bytes of the frame (all of it if
+	// shorter) and the frame's total size.
+	Head(ctx context.Context, key string, n int) ([]byte, int64, error)
+	Delete(ctx context.Context, key string) error
+	Has(ctx context.Context, key string) (bool, error)
+	// List returns the keys starting with prefix, sorted.
+	List(ctx context.Context, prefix string) ([]string, error)
+	Usage() Usage
+	URL() string
+	Close() error
+}
+
+// Usage reports how full a store is; Capacity 0 means unbounded.
+type Usage struct {
+	Keys     int64
+	Bytes    int64
+	Capacity int64
+}
+
+// ValidateKey rejects keys no store can hold.
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return errs.New(errs.InvalidArgument, "empty key")
+	case len(key) > MaxKeyLen:
+		return errs.New(errs.InvalidArgument, "key of %d bytes exceeds %d", len(key), MaxKeyLen)
+	case !utf8.ValidString(key):
+		return errs.New(errs.InvalidArgument, "key %q is not valid UTF-8", key)
+	case strings.ContainsAny(key, "\x00\n"):
+		return errs.New(errs.InvalidArgument, "key %q contains NUL or newline", key)
+	}
+	return nil
+}
+
+// Opener makes a store from a parsed URL.
+type Opener func(u *url.URL) (Store, error)
+
+var (
+	openersMu sync.RWMutex
+	openers   = map[string]Opener{}
+)
+
+// RegisterScheme makes Open understand scheme://.
+func RegisterScheme(scheme string, o Opener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers[scheme] = o
+}
+
+// Schemes lists the registered URL schemes.
+func Schemes() []string {
+	openersMu.RLock()
+	defer openersMu.RUnlock()
+	out := make([]string, 0, len(openers))
+	for s := range openers {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Open opens the store a URL names: mem://[name][?capacity=1GiB],
+// file:///dir[?capacity=...].
+func Open(rawURL string) (Store, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" {
+		return nil, errs.New(errs.InvalidArgument, "bad store URL %q (want mem://, file:///path, ...)", rawURL)
+	}
+	openersMu.RLock()
+	o := openers[u.Scheme]
+	openersMu.RUnlock()
+	if o == nil {
+		return nil, errs.New(errs.InvalidArgument, "unknown store scheme %q in %q (known: %v)", u.Scheme, rawURL, Schemes())
+	}
+	return o(u)
+}
+
+// ParseSize reads sizes like "8GiB", "512MB", "4096".
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mul    int64
+	}{
+		{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+		{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1},
+	}
+	mul := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mul = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mul
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 || v*float64(mul) > 1<<62 {
+		return 0, errs.New(errs.InvalidArgument, "bad size %q", s)
+	}
+	return int64(v * float64(mul)), nil
+}
+
+func capacityParam(u *url.URL) (int64, error) {
+	c := u.Query().Get("capacity")
+	if c == "" {
+		return 0, nil
+	}
+	return ParseSize(c)
+}
+
+func notFound(key, where string) error {
+	return errs.New(errs.KeyNotFound, "key %q not found in %s", key, where)
+}
+
+func full(need, used, capacity int64, where string) error {
+	return errs.New(errs.StoreFull, "%s is full: %d bytes needed, %d of %d used", where, need, used, capacity)
+}

@@ -1,0 +1,99 @@
+"""gotensor: cheap tensor offloading.
+
+    import gotensor
+    gotensor.write_tensor("layer0.w", t)            # embedded mem:// store
+    t2 = gotensor.read_tensor("layer0.w")
+
+    with gotensor.open("file:///tmp/offload") as store:
+        store.write_tensor("kv.0", kv, codec="none")
+        store.read_tensor("kv.0", out=kv_buffer)     # fills a preallocated tensor
+
+The core is Go (built with gopy); tensors cross as (pointer, size) pairs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from . import errors
+from ._native_lib import native
+from .errors import (CorruptData, GotensorError, InternalError, InvalidArgument, KeyNotFound,
+                     StoreClosed, StoreFull, Timeout, Unauthorized, Unavailable, Unsupported)
+from .store import Store
+
+__all__ = [
+    "Store", "open", "info", "default_store",
+    "write_tensor", "read_tensor", "write_tensor_async", "read_tensor_async", "read_array",
+    "delete", "exists", "keys", "stat",
+    "GotensorError", "InternalError", "InvalidArgument", "KeyNotFound", "CorruptData",
+    "StoreFull", "StoreClosed", "Unavailable", "Unauthorized", "Timeout", "Unsupported",
+]
+
+
+def info() -> dict:
+    """Version, Go version, codecs, store kinds and dtypes of this build."""
+    return json.loads(errors.call(native.info))
+
+
+__version__ = info()["version"]
+
+
+def open(url: str = "mem://") -> Store:  # noqa: A001 - mirrors the built-in on purpose
+    """Open a store: mem://[name][?capacity=1GiB] or file:///dir[?capacity=...]."""
+    return Store(url)
+
+
+_default: Store | None = None
+_default_lock = threading.Lock()
+
+
+def default_store() -> Store:
+    """The process-wide embedded store the module-level functions use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Store("mem://default")
+        return _default
+
+
+def write_tensor(key, tensor, *, codec="none"):
+    return default_store().write_tensor(key, tensor, codec=codec)
+
+
+def write_tensor_async(key, tensor, *, codec="none"):
+    return default_store().write_tensor_async(key, tensor, codec=codec)
+
+
+def read_tensor(key, *, out=None, device=None):
+    return default_store().read_tensor(key, out=out, device=device)
+
+
+def read_tensor_async(key, *, out=None, device=None):
+    return default_store().read_tensor_async(key, out=out, device=device)
+
+
+def read_array(key):
+    return default_store().read_array(key)
+
+
+def delete(key):
+    return default_store().delete(key)
+
+
+def exists(key):
+    return default_store().exists(key)
+
+
+def keys(prefix=""):
+    return default_store().keys(prefix)
+
+
+def stat(key):
+    return default_store().stat(key)
+
+
+for _f in (write_tensor, write_tensor_async, read_tensor, read_tensor_async, read_array,
+           delete, exists, keys, stat):
+    _f.__doc__ = getattr(Store, _f.__name__).__doc__
+del _f

@@ -1,0 +1,63 @@
+"""Builds gotensor's native core with gopy during `pip install .`.
+
+gopy turns the Go package gotensor/pybind into a CPython extension
+(gotensor/_native). gopy v0.4.10 only runs on current Go when built against
+golang.org/x/tools v0.52.0, so it is built from tools/gopy first.
+"""
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+PKG = "github.com/gotensor/gotensor/gotensor/pybind"
+
+
+def _run(cmd, cwd, env):
+    print("gotensor build:", " ".join(cmd), flush=True)
+    subprocess.check_call(cmd, cwd=cwd, env=env)
+
+
+def build_native(dest):
+    go = shutil.which("go")
+    if go is None:
+        sys.exit(
+            "error: building gotensor needs the Go toolchain (go >= 1.26) on PATH, and none was found.\n"
+            "Install it from https://go.dev/dl/ (or your package manager), then run `pip install .` again."
+        )
+    bin_dir = os.path.join(ROOT, "build", "bin")
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), CGO_ENABLED="1")
+    _run([go, "build", "-o", bin_dir + os.sep, "github.com/go-python/gopy", "golang.org/x/tools/cmd/goimports"],
+         os.path.join(ROOT, "tools", "gopy"), env)
+    out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module
+    shutil.rmtree(out, ignore_errors=True)
+    _run([os.path.join(bin_dir, "gopy"), "build", "-output=" + out, "-vm=" + sys.executable,
+          "-rename=true", "-name=gtnative", PKG], ROOT, env)
+    os.makedirs(dest, exist_ok=True)
+    files = [os.path.join(out, f) for f in ("__init__.py", "go.py", "pybind.py")]
+    files += glob.glob(os.path.join(out, "_gtnative*.so"))
+    if len(files) < 4:
+        sys.exit(f"error: gopy produced no extension in {out}")
+    for f in files:
+        shutil.copy2(f, dest)
+
+
+class BuildPy(build_py):
+    def run(self):
+        super().run()
+        build_native(os.path.join(self.build_lib, "gotensor", "_native"))
+
+
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self):  # the wheel carries a native extension
+        return True
+
+
+if __name__ == "__main__":
+    setup(cmdclass={"build_py": BuildPy}, distclass=BinaryDistribution)

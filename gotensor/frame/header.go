@@ -113,9 +113,6 @@ func HeaderLen(b []byte) (int, error) {
 	if [4]byte(b[:4]) != Magic {
 		return 0, corrupt("not a gotensor frame (bad magic %q)", b[:4])
 	}
-	if b[4] != Version {
-		return 0, errs.New(errs.Unsupported, "frame version %d, this build reads %d", b[4], Version)
-	}
 	ndim := int(b[7])
 	if ndim > tensor.MaxDims {
 		return 0, corrupt("frame rank %d exceeds %d", ndim, tensor.MaxDims)
@@ -141,6 +138,9 @@ func ParseHeader(b []byte, lim Limits) (*Header, error) {
 	le := binary.LittleEndian
 	if got, want := crc32c(b[:n-crcSize]), le.Uint32(b[n-crcSize:]); got != want {
 		return nil, corrupt("header checksum mismatch (%08x != %08x)", got, want)
+	}
+	if b[4] != Version { // checked after the checksum: a flipped bit is corruption
+		return nil, errs.New(errs.Unsupported, "frame version %d, this build reads %d", b[4], Version)
 	}
 	h := &Header{
 		Codec:      codec.ID(b[5]),

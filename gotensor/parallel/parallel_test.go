@@ -1,0 +1,43 @@
+package parallel
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+)
+
+func TestForVisitsEveryIndexOnce(t *testing.T) {
+	for _, w := range []int{1, 2, 7} {
+		SetWorkers(w)
+		seen := make([]atomic.Int32, 1000)
+		if err := For(len(seen), func(i int) error { seen[i].Add(1); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for i := range seen {
+			if seen[i].Load() != 1 {
+				t.Fatalf("workers=%d: index %d visited %d times", w, i, seen[i].Load())
+			}
+		}
+	}
+	SetWorkers(0)
+}
+
+func TestForStopsOnError(t *testing.T) {
+	SetWorkers(4)
+	defer SetWorkers(0)
+	boom := errors.New("boom")
+	var ran atomic.Int32
+	err := For(100000, func(i int) error {
+		ran.Add(1)
+		if i == 10 {
+			return boom
+		}
+		return nil
+	})
+	if err != boom {
+		t.Fatalf("got %v", err)
+	}
+	if ran.Load() == 100000 {
+		t.Fatal("kept going after the error")
+	}
+}

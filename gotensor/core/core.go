@@ -5,6 +5,7 @@ package core
 
 import (
 	"context"
+	"os"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -32,8 +33,17 @@ func Open(url string) (*Store, error) {
 	return Wrap(st), nil
 }
 
-// Wrap puts the tensor API over an open frame store.
-func Wrap(st store.Store) *Store { return &Store{st: st, Limits: frame.DefaultLimits} }
+// Wrap puts the tensor API over an open frame store. The largest tensor
+// it decodes is frame.DefaultLimits', or GOTENSOR_MAX_TENSOR_BYTES ("64GiB").
+func Wrap(st store.Store) *Store {
+	lim := frame.DefaultLimits
+	if v := os.Getenv("GOTENSOR_MAX_TENSOR_BYTES"); v != "" {
+		if n, err := store.ParseSize(v); err == nil && n > 0 {
+			lim.MaxRawBytes = n
+		}
+	}
+	return &Store{st: st, Limits: lim}
+}
 
 // Frames is the underlying frame store.
 func (s *Store) Frames() store.Store { return s.st }

@@ -30,7 +30,19 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return OpenDir(u.Path, c)
+		s, err := OpenDir(u.Path, c)
+		if err != nil {
+			return nil, err
+		}
+		switch v := u.Query().Get("fsync"); v {
+		case "", "1", "true":
+		case "0", "false":
+			s.NoSync = true
+		default:
+			s.Close()
+			return nil, errs.New(errs.InvalidArgument, "bad fsync=%q in %q (want true or false)", v, u.String())
+		}
+		return s, nil
 	})
 }
 
@@ -47,6 +59,10 @@ const (
 // value or the new one, never a torn frame. One process owns a directory
 // at a time (an flock on .gotensor.lock).
 type Dir struct {
+	// NoSync skips fsync (file:///dir?fsync=false): writes stay atomic
+	// against a killed process, but not against power loss.
+	NoSync bool
+
 	dir      string
 	capacity int64
 	lock     *os.File
@@ -212,8 +228,10 @@ func (s *Dir) writeAtomic(key string, frame []byte) error {
 	if _, err := tmp.Write(frame); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if !s.NoSync {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -222,6 +240,9 @@ func (s *Dir) writeAtomic(key string, frame []byte) error {
 		return err
 	}
 	ok = true
+	if s.NoSync {
+		return nil
+	}
 	return syncDir(parent)
 }
 
@@ -305,6 +326,9 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	s.bytes -= s.sizes[key]
 	delete(s.sizes, key)
 	s.mu.Unlock()
+	if s.NoSync {
+		return nil
+	}
 	return syncDir(filepath.Dir(path))
 }
 

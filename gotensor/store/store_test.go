@@ -213,14 +213,14 @@ func TestDirIsLockedByOneOwner(t *testing.T) {
 
 func TestOpenURLs(t *testing.T) {
 	dir := t.TempDir()
-	for _, u := range []string{"mem://", "mem://x?capacity=1GiB", "file://" + dir + "?capacity=10MB"} {
+	for _, u := range []string{"mem://", "mem://x?capacity=1GiB", "file://" + dir + "?capacity=10MB", "file://" + dir + "2?fsync=false"} {
 		s, err := Open(u)
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
 		s.Close()
 	}
-	for _, u := range []string{"", "nope", "s3://bucket", "mem://?capacity=lots", "file://host/dir", "file://"} {
+	for _, u := range []string{"", "nope", "s3://bucket", "mem://?capacity=lots", "file://host/dir", "file://", "file://" + dir + "3?fsync=maybe"} {
 		if _, err := Open(u); !errs.Is(err, errs.InvalidArgument) {
 			t.Fatalf("%q: %v", u, err)
 		}

@@ -50,6 +50,12 @@ def _new(dtype: str, shape, device, as_numpy: bool):
 def _key(key) -> str:
     if not isinstance(key, str):
         raise errors.InvalidArgument(f"key must be a str, got {type(key).__name__}")
+    if "\x00" in key:
+        raise errors.InvalidArgument(f"key {key!r} contains NUL")
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.InvalidArgument(f"key {key!r} is not valid UTF-8") from None
     return key
 
 

@@ -43,6 +43,8 @@ def _check_plain(t: torch.Tensor) -> None:
         raise InvalidArgument(f"only dense (strided) tensors can be stored, got layout {t.layout}")
     if t.is_quantized:
         raise InvalidArgument("quantized torch tensors are not supported; dequantize first")
+    if t.device.type == "meta":
+        raise InvalidArgument("meta tensors have no data to store")
 
 
 def empty(dtype: str, shape, pin: bool = False) -> torch.Tensor:
@@ -55,6 +57,10 @@ def _pin() -> bool:
 
 def host_view(t: torch.Tensor) -> HostView:
     """A contiguous host copy of t (or t itself when it already is one)."""
+    name = _BY_DTYPE.get(t.dtype)
+    if (name is not None and t.is_cpu and t.layout is torch.strided and t.is_contiguous()
+            and not t.is_conj() and not t.is_neg()):  # the common case, kept cheap
+        return HostView(t.data_ptr(), t.nbytes, name, ",".join(map(str, t.shape)), t)
     _check_plain(t)
     name = dtype_name(t.dtype)
     if t.device.type != "cpu":
@@ -63,7 +69,7 @@ def host_view(t: torch.Tensor) -> HostView:
         t = staged
     else:
         t = t.detach().resolve_conj().resolve_neg().contiguous()
-    return HostView(t.data_ptr(), t.numel() * t.element_size(), name, shape_str(t.shape), t)
+    return HostView(t.data_ptr(), t.nbytes, name, shape_str(t.shape), t)
 
 
 def out_view(out: torch.Tensor):

@@ -5,7 +5,7 @@ GO     ?= go
 PIPFLAGS ?= --quiet --disable-pip-version-check --root-user-action=ignore
 export PATH := $(CURDIR)/build/bin:$(PATH)
 
-.PHONY: all install install-test run test go-test py-test c-test bench native clean
+.PHONY: all install install-test run test go-test py-test c-test cshared bench native clean
 
 all: install
 
@@ -18,14 +18,14 @@ install-test:
 run: install        ## push a real checkpoint through the embedded store
 	$(PYTHON) examples/demo.py
 
-test: install-test go-test py-test
+test: install-test go-test c-test py-test
 
 go-test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 
 py-test:
-	$(PYTHON) -m pytest -q python/tests
+	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
 
 bench: install      ## benchmarks -> bench/results/*.json and bench/RESULTS.md
 	$(GO) test -run '^$$' -bench . -benchtime 20x ./gotensor/frame/ | tee bench/results/go-frame.txt
@@ -36,3 +36,17 @@ native:             ## build the extension into python/gotensor/_native for in-t
 
 clean:
 	rm -rf build dist python/*.egg-info python/gotensor/_native
+
+CSHARED := build/cshared
+cshared: $(CSHARED)/libgotensor.so  ## libgotensor.so + gotensor.h for C and C++ callers
+
+$(CSHARED)/libgotensor.so: $(shell find gotensor cshared -name '*.go' -o -name '*.c' -o -name '*.h') go.mod
+	mkdir -p $(CSHARED)
+	$(GO) build -buildmode=c-shared -o $@ ./cshared
+	cp cshared/gotensor.h $(CSHARED)/gotensor.h
+
+c-test: cshared     ## compile and run the C test and example against libgotensor.so
+	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -Icshared -o $(CSHARED)/gt_test cshared/test/gt_test.c -L$(CSHARED) -lgotensor -Wl,-rpath,'$$ORIGIN' -lpthread
+	$(CC) -std=c11 -Wall -Wextra -Werror -Icshared -o $(CSHARED)/example cshared/example/example.c -L$(CSHARED) -lgotensor -Wl,-rpath,'$$ORIGIN'
+	$(CSHARED)/gt_test
+	$(CSHARED)/example

@@ -16,7 +16,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		return NewMem(u.String(), c), nil
+		name := "mem://" + u.Host + u.Path
+		if u.RawQuery != "" {
+			name += "?" + u.RawQuery
+		}
+		return NewMem(name, c), nil
 	})
 }
 

@@ -1,0 +1,245 @@
+// Command cshared builds libgotensor.so, gotensor's C ABI (gotensor.h).
+// Every export converts its arguments, calls package binding and turns
+// errors and panics into return codes; C never receives a Go pointer.
+package main
+
+/*
+#include <stdlib.h>
+#include "gotensor.h"
+void gt_set_error(const char *msg, size_t n);
+// const-qualified aliases so the exports match gotensor.h exactly: cgo
+// compiles that header together with its own prototypes, so any drift
+// between the two is a build error.
+typedef const char gt_cchar;
+typedef const void gt_cvoid;
+typedef const int64_t gt_cint64;
+*/
+import "C"
+
+import (
+	"context"
+	"unsafe"
+
+	"github.com/gotensor/gotensor/gotensor/binding"
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+const errBufferTooSmall = 11
+
+func main() {}
+
+// status records err as the thread's last error and returns its code.
+func status(err error) C.int {
+	if err == nil {
+		C.gt_set_error(nil, 0)
+		return C.GT_OK
+	}
+	msg := err.Error()
+	cs := C.CString(msg)
+	C.gt_set_error(cs, C.size_t(len(msg)))
+	C.free(unsafe.Pointer(cs))
+	if e, ok := err.(*codeError); ok {
+		return C.int(e.code)
+	}
+	return C.int(errs.KindOf(err)) + 1 // gotensor.h: GT_ERR_INTERNAL (1) is kind 0
+}
+
+type codeError struct {
+	code int
+	msg  string
+}
+
+func (e *codeError) Error() string { return e.msg }
+
+func goKey(key *C.gt_cchar) (string, error) {
+	if key == nil {
+		return "", errs.New(errs.InvalidArgument, "key is NULL")
+	}
+	return C.GoString((*C.char)(key)), nil
+}
+
+func fillInfo(info *C.gt_tensor_info, st *core.Stat, dt tensor.DType) {
+	if info == nil {
+		return
+	}
+	*info = C.gt_tensor_info{}
+	info.dtype = C.int32_t(dt)
+	info.ndim = C.int32_t(len(st.Shape))
+	for i, d := range st.Shape {
+		info.shape[i] = C.int64_t(d)
+	}
+	info.raw_bytes = C.uint64_t(st.RawBytes)
+	info.stored_bytes = C.uint64_t(st.StoredBytes)
+	for i := 0; i < len(st.Codec) && i < len(info.codec)-1; i++ {
+		info.codec[i] = C.char(st.Codec[i])
+	}
+}
+
+func stat(h int64, key string, info *C.gt_tensor_info) (*core.Stat, tensor.DType, error) {
+	s, err := binding.StoreOf(h)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := s.Stat(context.Background(), key)
+	if err != nil {
+		return nil, 0, err
+	}
+	dt, err := tensor.ParseDType(st.DType)
+	if err != nil {
+		return nil, 0, err
+	}
+	fillInfo(info, st, dt)
+	return st, dt, nil
+}
+
+//export gt_abi_version
+func gt_abi_version() C.int { return C.GT_ABI_VERSION }
+
+//export gt_open
+func gt_open(url *C.gt_cchar, out *C.gt_store) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	if url == nil || out == nil {
+		err = errs.New(errs.InvalidArgument, "gt_open: url and store must not be NULL")
+		return
+	}
+	var h int64
+	if h, err = binding.Open(C.GoString((*C.char)(url))); err == nil {
+		*out = C.gt_store(h)
+	}
+	return
+}
+
+//export gt_close
+func gt_close(h C.gt_store) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	err = binding.Close(int64(h))
+	return
+}
+
+//export gt_write_tensor
+func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
+	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	k, err := goKey(key)
+	if err != nil {
+		return
+	}
+	if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
+		err = errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
+		return
+	}
+	dt := tensor.DType(dtype)
+	if dtype < 0 || dtype > 255 || !dt.Valid() {
+		err = errs.New(errs.InvalidArgument, "unknown dtype %d", dtype)
+		return
+	}
+	dims := make([]int64, int(ndim))
+	if ndim > 0 {
+		for i, d := range unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)) {
+			dims[i] = d
+		}
+	}
+	raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
+	if err != nil {
+		return
+	}
+	codecName := "none"
+	if codec != nil {
+		codecName = C.GoString((*C.char)(codec))
+	}
+	err = binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName)
+	return
+}
+
+//export gt_read_tensor
+func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.size_t, info *C.gt_tensor_info) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	k, err := goKey(key)
+	if err != nil {
+		return
+	}
+	s, err := binding.StoreOf(int64(h))
+	if err != nil {
+		return
+	}
+	f, err := s.Fetch(context.Background(), k)
+	if err != nil {
+		return
+	}
+	hd := f.Header
+	st := &core.Stat{Shape: hd.Meta.Shape, RawBytes: hd.RawSize, StoredBytes: int64(hd.Size()) + hd.PayloadSize(), Codec: codecName(hd.Codec)}
+	fillInfo(info, st, hd.Meta.DType)
+	if uint64(size) < uint64(hd.RawSize) {
+		err = &codeError{errBufferTooSmall, errs.New(errs.InvalidArgument,
+			"buffer of %d bytes is too small for key %q: %s%v needs %d", size, k, hd.Meta.DType, hd.Meta.Shape, hd.RawSize).Error()}
+		return
+	}
+	dst, err := binding.BytesAt(uintptr(buf), hd.RawSize)
+	if err != nil {
+		return
+	}
+	err = f.DecodeInto(dst)
+	return
+}
+
+//export gt_stat
+func gt_stat(h C.gt_store, key *C.gt_cchar, info *C.gt_tensor_info) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	k, err := goKey(key)
+	if err != nil {
+		return
+	}
+	if info == nil {
+		err = errs.New(errs.InvalidArgument, "gt_stat: info must not be NULL")
+		return
+	}
+	_, _, err = stat(int64(h), k, info)
+	return
+}
+
+//export gt_delete
+func gt_delete(h C.gt_store, key *C.gt_cchar) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	k, err := goKey(key)
+	if err != nil {
+		return
+	}
+	err = binding.Delete(int64(h), k)
+	return
+}
+
+//export gt_exists
+func gt_exists(h C.gt_store, key *C.gt_cchar) (rc C.int) {
+	var (
+		err error
+		ok  bool
+	)
+	defer func() {
+		if rc = status(err); err == nil && ok {
+			rc = 1
+		} else if err != nil {
+			rc = -rc
+		}
+	}()
+	defer errs.Recover(&err)
+	k, err := goKey(key)
+	if err != nil {
+		return
+	}
+	ok, err = binding.Exists(int64(h), k)
+	return
+}

@@ -1,0 +1,168 @@
+// C tests of libgotensor: round trips, every error path, per-thread errors.
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gotensor.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        checks++;                                                          \
+        if (!(cond)) {                                                     \
+            failures++;                                                    \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fprintf(stderr, " (last error: %s)\n", gt_last_error());       \
+        }                                                                  \
+    } while (0)
+
+#define EXPECT_RC(call, want) \
+    do { int rc_ = (call); CHECK(rc_ == (want), "%s returned %d, want %d", #call, rc_, (want)); } while (0)
+
+static void round_trips(const char *url) {
+    gt_store s;
+    EXPECT_RC(gt_open(url, &s), GT_OK);
+    // several dtypes and shapes, including 0-d and empty
+    struct { int dtype; int elem; int ndim; int64_t shape[3]; } cases[] = {
+        {GT_FLOAT32, 4, 2, {3, 5}}, {GT_BFLOAT16, 2, 1, {1000}}, {GT_INT64, 8, 0, {0}},
+        {GT_UINT8, 1, 2, {0, 4}}, {GT_COMPLEX128, 16, 3, {2, 2, 2}}, {GT_FLOAT8_E4M3FN, 1, 1, {77}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = cases[c].elem;
+        for (int d = 0; d < cases[c].ndim; d++) n *= cases[c].shape[d];
+        unsigned char *in = malloc(n + 1), *out = malloc(n + 16);
+        for (size_t i = 0; i < n; i++) in[i] = (unsigned char)(i * 31 + c);
+        char key[32];
+        snprintf(key, sizeof key, "case/%zu", c);
+        EXPECT_RC(gt_write_tensor(s, key, in, n, cases[c].dtype, cases[c].shape, cases[c].ndim, NULL), GT_OK);
+        gt_tensor_info info;
+        memset(out, 0xAB, n + 16);
+        EXPECT_RC(gt_read_tensor(s, key, out, n + 16, &info), GT_OK);  // a larger buffer is fine
+        CHECK(memcmp(in, out, n) == 0, "case %zu: bytes differ", c);
+        CHECK(out[n] == 0xAB, "case %zu: wrote past the tensor", c);
+        CHECK(info.dtype == cases[c].dtype && info.ndim == cases[c].ndim && info.raw_bytes == n,
+              "case %zu: info dtype %d ndim %d raw %llu", c, info.dtype, info.ndim, (unsigned long long)info.raw_bytes);
+        for (int d = 0; d < cases[c].ndim; d++) CHECK(info.shape[d] == cases[c].shape[d], "case %zu dim %d", c, d);
+        CHECK(strcmp(info.codec, "none") == 0, "codec %s", info.codec);
+        EXPECT_RC(gt_stat(s, key, &info), GT_OK);
+        CHECK(info.stored_bytes > n, "stored %llu", (unsigned long long)info.stored_bytes);
+        EXPECT_RC(gt_exists(s, key), 1);
+        free(in);
+        free(out);
+    }
+    EXPECT_RC(gt_delete(s, "case/0"), GT_OK);
+    EXPECT_RC(gt_exists(s, "case/0"), 0);
+    EXPECT_RC(gt_close(s), GT_OK);
+}
+
+static void error_paths(const char *dir) {
+    gt_store s;
+    float x[4] = {1, 2, 3, 4}, y[4];
+    int64_t shape[1] = {4};
+
+    EXPECT_RC(gt_open("nope://x", &s), GT_ERR_INVALID_ARGUMENT);
+    CHECK(strstr(gt_last_error(), "unknown store scheme") != NULL, "message: %s", gt_last_error());
+    EXPECT_RC(gt_open(NULL, &s), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_open("mem://", NULL), GT_ERR_INVALID_ARGUMENT);
+
+    EXPECT_RC(gt_open("mem://?capacity=200", &s), GT_OK);
+    CHECK(gt_last_error()[0] == 0, "success clears the error: %s", gt_last_error());
+    EXPECT_RC(gt_read_tensor(s, "missing", y, sizeof y, NULL), GT_ERR_KEY_NOT_FOUND);
+    EXPECT_RC(gt_delete(s, "missing"), GT_ERR_KEY_NOT_FOUND);
+    EXPECT_RC(gt_write_tensor(s, NULL, x, sizeof x, GT_FLOAT32, shape, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "", x, sizeof x, GT_FLOAT32, shape, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x, 99, shape, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x, GT_FLOAT32, shape, 1, "zip"), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x - 1, GT_FLOAT32, shape, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", NULL, sizeof x, GT_FLOAT32, shape, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x, GT_FLOAT32, NULL, 1, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x, GT_FLOAT32, shape, 33, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_tensor(s, "k", x, sizeof x, GT_FLOAT32, shape, 1, NULL), GT_OK);
+
+    // too small a buffer: refused, buffer untouched, info says what is needed
+    gt_tensor_info info;
+    float small[3] = {-1, -1, -1};
+    EXPECT_RC(gt_read_tensor(s, "k", small, sizeof small, &info), GT_ERR_BUFFER_TOO_SMALL);
+    CHECK(info.raw_bytes == sizeof x && small[0] == -1, "raw %llu", (unsigned long long)info.raw_bytes);
+    CHECK(strstr(gt_last_error(), "too small") != NULL, "message: %s", gt_last_error());
+    EXPECT_RC(gt_read_tensor(s, "k", NULL, sizeof y, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_stat(s, "k", NULL), GT_ERR_INVALID_ARGUMENT);
+
+    // store full: nothing lost
+    float big[64] = {0};
+    int64_t bshape[1] = {64};
+    EXPECT_RC(gt_write_tensor(s, "big", big, sizeof big, GT_FLOAT32, bshape, 1, NULL), GT_ERR_STORE_FULL);
+    EXPECT_RC(gt_read_tensor(s, "k", y, sizeof y, NULL), GT_OK);
+    CHECK(memcmp(x, y, sizeof x) == 0, "existing tensor intact");
+
+    EXPECT_RC(gt_close(s), GT_OK);
+    EXPECT_RC(gt_close(s), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_read_tensor(s, "k", y, sizeof y, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_exists(s, "k"), -GT_ERR_INVALID_ARGUMENT);
+
+    // corrupt data on disk
+    char url[512], path[600];
+    snprintf(url, sizeof url, "file://%s/corrupt", dir);
+    EXPECT_RC(gt_open(url, &s), GT_OK);
+    EXPECT_RC(gt_write_tensor(s, "w", x, sizeof x, GT_FLOAT32, shape, 1, NULL), GT_OK);
+    gt_store other;
+    EXPECT_RC(gt_open(url, &other), GT_ERR_UNAVAILABLE);  // one owner per directory
+    EXPECT_RC(gt_close(s), GT_OK);
+    snprintf(path, sizeof path, "%s/corrupt/w.gtf", dir);
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL, "open %s", path);
+    if (f) {
+        fseek(f, -2, SEEK_END);
+        fputc(0x5A, f);
+        fclose(f);
+    }
+    EXPECT_RC(gt_open(url, &s), GT_OK);
+    EXPECT_RC(gt_read_tensor(s, "w", y, sizeof y, NULL), GT_ERR_CORRUPT_DATA);
+    CHECK(strstr(gt_last_error(), "checksum") != NULL, "message: %s", gt_last_error());
+    EXPECT_RC(gt_close(s), GT_OK);
+}
+
+// Each thread sees its own last error.
+static void *thread_errors(void *arg) {
+    long id = (long)arg;
+    gt_store s;
+    char key[32], want[64];
+    snprintf(key, sizeof key, "thread-%ld-missing", id);
+    snprintf(want, sizeof want, "\"%s\"", key);
+    gt_open("mem://", &s);
+    for (int i = 0; i < 200; i++) {
+        float y[1];
+        if (gt_read_tensor(s, key, y, sizeof y, NULL) != GT_ERR_KEY_NOT_FOUND || !strstr(gt_last_error(), want))
+            return (void *)1;
+    }
+    gt_close(s);
+    return NULL;
+}
+
+int main(void) {
+    CHECK(gt_abi_version() == GT_ABI_VERSION, "abi %d", gt_abi_version());
+    char dir[] = "/tmp/gt_test_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char url[600];
+    round_trips("mem://");
+    snprintf(url, sizeof url, "file://%s/rt", dir);
+    round_trips(url);
+    error_paths(dir);
+    pthread_t th[4];
+    for (long i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_errors, (void *)i);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        CHECK(r == NULL, "thread %d saw another thread's error", i);
+    }
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures != 0;
+}

@@ -5,7 +5,7 @@ GO     ?= go
 PIPFLAGS ?= --quiet --disable-pip-version-check --root-user-action=ignore
 export PATH := $(CURDIR)/build/bin:$(PATH)
 
-.PHONY: all install install-test run test go-test py-test c-test cshared bench native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-codecs native clean
 
 all: install
 
@@ -18,11 +18,16 @@ install-test:
 run: install        ## push a real checkpoint through the embedded store
 	$(PYTHON) examples/demo.py
 
-test: install-test go-test c-test py-test
+test: install-test go-test fuzz c-test py-test
 
 go-test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+FUZZTIME ?= 5s
+fuzz:               ## run every Go fuzz target for FUZZTIME from its seed corpus
+	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(FUZZTIME) ./gotensor/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./gotensor/frame
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests

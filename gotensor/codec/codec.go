@@ -5,6 +5,7 @@ package codec
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
@@ -14,8 +15,21 @@ import (
 type ID uint8
 
 const (
-	IDNone ID = 0
+	IDNone           ID = 0
+	IDPlanes         ID = 1
+	IDDeflate        ID = 2
+	IDShuffleDeflate ID = 3
+	IDLZ4            ID = 4
+	IDZstd           ID = 5
+	IDQ4             ID = 6
+	IDQ8             ID = 7
 )
+
+// Info is what a codec knows about the chunk it codes.
+type Info struct {
+	Meta  tensor.Meta // the whole tensor
+	Param uint32      // codec parameter stored in the frame header
+}
 
 // Codec encodes and decodes independent chunks. Implementations must be
 // safe for concurrent use.
@@ -24,11 +38,28 @@ type Codec interface {
 	Name() string
 	// Supports reports whether the codec can encode tensors of dtype d.
 	Supports(d tensor.DType) bool
-	// Encode appends the encoding of src to dst[:0] and returns it. The
-	// frame stores the chunk raw instead when the result is not smaller.
-	Encode(dst, src []byte, d tensor.DType) ([]byte, error)
-	// Decode fills all of dst from src, or returns a CorruptData error.
-	Decode(dst, src []byte, d tensor.DType) error
+	// Encode appends the encoding of src to dst[:0] and returns it with a
+	// codec-defined checksum (0 if none) for the chunk table. The frame
+	// stores the chunk raw instead when the result is not smaller.
+	Encode(dst, src []byte, in Info) (out []byte, aux uint32, err error)
+	// Decode fills all of dst from src, verifying aux if the codec uses
+	// one; malformed input gives a CorruptData error.
+	Decode(dst, src []byte, in Info, aux uint32) error
+}
+
+// Lossy codecs decode to an approximation of the input.
+type Lossy interface{ Lossy() bool }
+
+// Parametric codecs take parameters in their spec ("q4:group=64,dim=2").
+type Parametric interface {
+	// DefaultParam is the parameter of the bare name.
+	DefaultParam() uint32
+	ParseParam(s string) (uint32, error)
+}
+
+// Chunked codecs need chunks to be a multiple of a unit (in bytes).
+type Chunked interface {
+	ChunkUnit(in Info) (int64, error)
 }
 
 var (
@@ -54,7 +85,28 @@ func ByName(name string) (Codec, error) {
 	if c, ok := byName[name]; ok {
 		return c, nil
 	}
-	return nil, errs.New(errs.InvalidArgument, "unknown codec %q (known: %v)", name, Names())
+	return nil, errs.New(errs.InvalidArgument, "unknown codec %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Parse reads a codec spec, "name" or "name:params", into the codec and
+// its frame parameter.
+func Parse(spec string) (Codec, uint32, error) {
+	name, params, hasParams := strings.Cut(spec, ":")
+	c, err := ByName(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	p, ok := c.(Parametric)
+	switch {
+	case !ok && hasParams:
+		return nil, 0, errs.New(errs.InvalidArgument, "codec %s takes no parameters (got %q)", name, params)
+	case !ok:
+		return c, 0, nil
+	case !hasParams:
+		return c, p.DefaultParam(), nil
+	}
+	param, err := p.ParseParam(params)
+	return c, param, err
 }
 
 // ByID finds the codec a frame names.
@@ -75,6 +127,14 @@ func Names() []string {
 	return out
 }
 
+// IsLossy reports whether c is lossy.
+func IsLossy(c Codec) bool {
+	l, ok := c.(Lossy)
+	return ok && l.Lossy()
+}
+
+func corrupt(format string, args ...any) error { return errs.New(errs.CorruptData, format, args...) }
+
 func init() { Register(none{}) }
 
 // none stores chunks as they are.
@@ -83,12 +143,12 @@ type none struct{}
 func (none) ID() ID                     { return IDNone }
 func (none) Name() string               { return "none" }
 func (none) Supports(tensor.DType) bool { return true }
-func (none) Encode(dst, src []byte, _ tensor.DType) ([]byte, error) {
-	return append(dst[:0], src...), nil
+func (none) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
+	return append(dst[:0], src...), 0, nil
 }
-func (none) Decode(dst, src []byte, _ tensor.DType) error {
+func (none) Decode(dst, src []byte, _ Info, _ uint32) error {
 	if len(src) != len(dst) {
-		return errs.New(errs.CorruptData, "stored chunk holds %d bytes, want %d", len(src), len(dst))
+		return corrupt("stored chunk holds %d bytes, want %d", len(src), len(dst))
 	}
 	copy(dst, src)
 	return nil

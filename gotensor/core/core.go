@@ -54,15 +54,21 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	c, err := codec.ByName(codecName)
-	if err != nil {
-		return err
-	}
-	f, err := frame.Encode(meta, raw, c, s.Frame)
+	f, err := s.Encode(meta, raw, codecName)
 	if err != nil {
 		return err
 	}
 	return s.st.Put(ctx, key, f)
+}
+
+// Encode builds the frame for a tensor. spec is a codec name with optional
+// parameters ("q4:group=64,dim=2"), or "auto" to let codec.Choose pick.
+func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
+	if spec == "auto" {
+		c := codec.Choose(meta, raw)
+		return frame.EncodeWith(meta, raw, c, 0, s.Frame)
+	}
+	return frame.Encode(meta, raw, spec, s.Frame)
 }
 
 // Fetched is a frame read from a store, header validated, not yet decoded.

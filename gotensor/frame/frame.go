@@ -14,17 +14,43 @@ type Options struct {
 	ChunkSize int // raw bytes per chunk; 0 means DefaultChunkSize
 }
 
-// Aux computes a codec's checksum of a raw chunk, stored in the chunk table
-// (DEFLATE codecs store the Adler-32 that DOCA reports).
-type Aux interface {
-	AuxSum(raw []byte) uint32
-}
-
 var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
-// Encode builds a frame for the tensor whose contiguous bytes are raw.
-// raw is only read, and not retained.
-func Encode(meta tensor.Meta, raw []byte, c codec.Codec, opt Options) ([]byte, error) {
+// chunkSize picks the chunk size: the requested one, rounded to a multiple
+// of the codec's unit when it has one.
+func chunkSize(c codec.Codec, in codec.Info, opt Options) (int64, error) {
+	cs := int64(opt.ChunkSize)
+	if cs == 0 {
+		cs = DefaultChunkSize
+	}
+	if cs < MinChunkSize || cs > MaxChunkSize || cs%16 != 0 {
+		return 0, errs.New(errs.InvalidArgument, "chunk size %d is not a multiple of 16 in [%d, %d]", cs, MinChunkSize, MaxChunkSize)
+	}
+	if ch, ok := c.(codec.Chunked); ok {
+		unit, err := ch.ChunkUnit(in)
+		if err != nil {
+			return 0, err
+		}
+		if unit > 0 {
+			cs = max(1, cs/unit) * unit
+		}
+	}
+	return cs, nil
+}
+
+// Encode builds a frame for the tensor whose contiguous bytes are raw,
+// coded with the codec spec ("planes", "q4:group=64,dim=2", ...). raw is
+// only read, and not retained.
+func Encode(meta tensor.Meta, raw []byte, spec string, opt Options) ([]byte, error) {
+	c, param, err := codec.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	return EncodeWith(meta, raw, c, param, opt)
+}
+
+// EncodeWith is Encode with a resolved codec and parameter.
+func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt Options) ([]byte, error) {
 	want, err := meta.NumBytes()
 	if err != nil {
 		return nil, err
@@ -35,25 +61,20 @@ func Encode(meta tensor.Meta, raw []byte, c codec.Codec, opt Options) ([]byte, e
 	if !c.Supports(meta.DType) {
 		return nil, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
 	}
-	cs := opt.ChunkSize
-	if cs == 0 {
-		cs = DefaultChunkSize
+	in := codec.Info{Meta: tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)}, Param: param}
+	cs, err := chunkSize(c, in, opt)
+	if err != nil {
+		return nil, err
 	}
-	if cs < MinChunkSize || cs > MaxChunkSize {
-		return nil, errs.New(errs.InvalidArgument, "chunk size %d outside [%d, %d]", cs, MinChunkSize, MaxChunkSize)
+	if cs > 1<<32-1 {
+		return nil, errs.New(errs.InvalidArgument, "codec %s needs %d-byte chunks for %s%v; the frame allows 4 GiB", c.Name(), cs, meta.DType, meta.Shape)
 	}
-	h := &Header{
-		Meta:      tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)},
-		Codec:     c.ID(),
-		ChunkSize: uint32(cs),
-		RawSize:   want,
-	}
+	h := &Header{Meta: in.Meta, Codec: c.ID(), ChunkSize: uint32(cs), RawSize: want, CodecParam: param}
 	n := int(expectedChunks(want, uint32(cs)))
 	h.Chunks = make([]Chunk, n)
-	rawChunk := func(i int) []byte { return raw[i*cs : i*cs+h.RawChunkLen(i)] }
+	rawChunk := func(i int) []byte { return raw[int64(i)*cs : int64(i)*cs+int64(h.RawChunkLen(i))] }
 
-	// Phase 1: encode every chunk into its own buffer (stored codecs skip it).
-	aux, _ := c.(Aux)
+	// Phase 1: encode every chunk into its own buffer (none skips it).
 	stored := c.ID() == codec.IDNone
 	var enc []*[]byte
 	if !stored {
@@ -68,16 +89,13 @@ func Encode(meta tensor.Meta, raw []byte, c codec.Codec, opt Options) ([]byte, e
 	}
 	err = parallel.For(n, func(i int) error {
 		src := rawChunk(i)
-		if aux != nil {
-			h.Chunks[i].Aux = aux.AuxSum(src)
-		}
 		if stored {
 			h.Chunks[i].EncLen = uint32(len(src))
 			return nil
 		}
 		bp := scratch.Get().(*[]byte)
 		enc[i] = bp
-		out, err := c.Encode(*bp, src, meta.DType)
+		out, aux, err := c.Encode(*bp, src, in)
 		if err != nil {
 			return err
 		}
@@ -85,7 +103,7 @@ func Encode(meta tensor.Meta, raw []byte, c codec.Codec, opt Options) ([]byte, e
 		if len(out) >= len(src) {
 			h.Chunks[i].EncLen = uint32(len(src)) // not worth it: store raw
 		} else {
-			h.Chunks[i].EncLen = uint32(len(out))
+			h.Chunks[i].EncLen, h.Chunks[i].Aux = uint32(len(out)), aux
 		}
 		return nil
 	})
@@ -146,25 +164,22 @@ func DecodeWithHeader(h *Header, frame []byte, dst []byte) error {
 	for i, ch := range h.Chunks {
 		offs[i+1] = offs[i] + int(ch.EncLen)
 	}
-	aux, _ := c.(Aux)
-	cs := int(h.ChunkSize)
+	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
+	cs := int64(h.ChunkSize)
 	return parallel.For(len(h.Chunks), func(i int) error {
 		src := frame[offs[i]:offs[i+1]]
 		if crc32c(src) != h.Chunks[i].CRC {
 			return corrupt("chunk %d checksum mismatch", i)
 		}
-		out := dst[i*cs : i*cs+h.RawChunkLen(i)]
+		out := dst[int64(i)*cs : int64(i)*cs+int64(h.RawChunkLen(i))]
 		if len(src) == len(out) {
 			copy(out, src)
-		} else if err := c.Decode(out, src, h.Meta.DType); err != nil {
-			if errs.KindOf(err) == errs.Internal {
-				err = errs.Wrap(errs.CorruptData, err, "chunk %d", i)
-			}
-			return err
+			return nil
 		}
-		if aux != nil && aux.AuxSum(out) != h.Chunks[i].Aux {
-			return corrupt("chunk %d raw checksum mismatch", i)
+		err := c.Decode(out, src, in, h.Chunks[i].Aux)
+		if err != nil && errs.KindOf(err) == errs.Internal {
+			err = errs.Wrap(errs.CorruptData, err, "chunk %d", i)
 		}
-		return nil
+		return err
 	})
 }

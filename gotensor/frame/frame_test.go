@@ -2,12 +2,14 @@ package frame
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"encoding/binary"
 	"math/rand/v2"
 	"runtime"
 	"testing"
 
-	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -23,8 +25,7 @@ func randBytes(n int, seed uint64) []byte {
 
 func encodeNone(t testing.TB, meta tensor.Meta, raw []byte, chunk int) []byte {
 	t.Helper()
-	c, _ := codec.ByName("none")
-	f, err := Encode(meta, raw, c, Options{ChunkSize: chunk})
+	f, err := Encode(meta, raw, "none", Options{ChunkSize: chunk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +60,20 @@ func TestRoundTripShapes(t *testing.T) {
 }
 
 func TestEncodeRejectsBadInput(t *testing.T) {
-	c, _ := codec.ByName("none")
 	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{4}}
-	if _, err := Encode(meta, make([]byte, 15), c, Options{}); !errs.Is(err, errs.InvalidArgument) {
+	if _, err := Encode(meta, make([]byte, 15), "none", Options{}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("short buffer: %v", err)
 	}
-	if _, err := Encode(meta, make([]byte, 16), c, Options{ChunkSize: 10}); !errs.Is(err, errs.InvalidArgument) {
+	if _, err := Encode(meta, make([]byte, 16), "none", Options{ChunkSize: 10}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("tiny chunk: %v", err)
 	}
-	if _, err := Encode(tensor.Meta{DType: tensor.Float32, Shape: []int64{1 << 62, 4}}, nil, c, Options{}); !errs.Is(err, errs.InvalidArgument) {
+	if _, err := Encode(meta, make([]byte, 16), "planes:x", Options{}); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("parameters to a codec without any: %v", err)
+	}
+	if _, err := Encode(tensor.Meta{DType: tensor.Int32, Shape: []int64{4}}, make([]byte, 16), "planes", Options{}); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("float codec on ints: %v", err)
+	}
+	if _, err := Encode(tensor.Meta{DType: tensor.Float32, Shape: []int64{1 << 62, 4}}, nil, "none", Options{}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("overflowing shape: %v", err)
 	}
 }
@@ -142,11 +148,7 @@ func TestNewerVersionIsUnsupported(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	c, _ := codec.ByName("none")
-	for _, shape := range [][]int64{{}, {0}, {5}, {3, 3000}} {
-		meta := tensor.Meta{DType: tensor.Float16, Shape: shape}
-		n, _ := meta.NumBytes()
-		fr, _ := Encode(meta, randBytes(int(n), 1), c, Options{ChunkSize: MinChunkSize})
+	for _, fr := range fuzzFrames() {
 		f.Add(fr)
 	}
 	lim := Limits{MaxRawBytes: 1 << 20}
@@ -156,8 +158,40 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		dst := make([]byte, h.RawSize)
-		_ = DecodeWithHeader(h, b, dst)
+		if err := DecodeWithHeader(h, b, dst); err != nil && !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("error of kind %v: %v", errs.KindOf(err), err)
+		}
 	})
+}
+
+// fuzzFrames are valid frames of every codec and shape kind.
+func fuzzFrames() (out [][]byte) {
+	for _, spec := range []string{"none", "planes", "deflate", "shuffle-deflate", "lz4", "zstd", "q4", "q8:dim=1"} {
+		for _, shape := range [][]int64{{}, {0}, {5}, {3, 3000}} {
+			meta := tensor.Meta{DType: tensor.Float16, Shape: shape}
+			n, _ := meta.NumBytes()
+			fr, err := Encode(meta, weights(meta.DType, int(n)/2, 1), spec, Options{ChunkSize: MinChunkSize})
+			if err == nil {
+				out = append(out, fr)
+			}
+		}
+	}
+	return out
+}
+
+// GOTENSOR_WRITE_CORPUS=1 go test -run TestWriteFuzzCorpus ./gotensor/frame
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("GOTENSOR_WRITE_CORPUS") == "" {
+		t.Skip("set GOTENSOR_WRITE_CORPUS=1 to rewrite the seed corpus")
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzDecode")
+	os.MkdirAll(dir, 0o755)
+	for i, fr := range fuzzFrames() {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", fr)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func BenchmarkEncodeNone256MiB(b *testing.B) { benchNone(b, 256<<20, true) }

@@ -177,8 +177,8 @@ func ParseHeader(b []byte, lim Limits) (*Header, error) {
 	if h.RawSize > lim.MaxRawBytes {
 		return nil, errs.New(errs.InvalidArgument, "frame holds %d bytes, above the limit of %d", h.RawSize, lim.MaxRawBytes)
 	}
-	if h.RawSize > 0 && (h.ChunkSize < MinChunkSize || h.ChunkSize > MaxChunkSize) {
-		return nil, corrupt("frame chunk size %d out of range", h.ChunkSize)
+	if h.RawSize > 0 && h.ChunkSize == 0 {
+		return nil, corrupt("frame chunk size is 0")
 	}
 	if exp := expectedChunks(h.RawSize, h.ChunkSize); int64(nchunks) != exp {
 		return nil, corrupt("frame declares %d chunks, raw size implies %d", nchunks, exp)

@@ -1,0 +1,230 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/klauspost/compress/huff0"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// planes is gotensor's lossless float codec (ZipNN class): byte planes
+// (sign rotated next to the mantissa), huff0 on the exponent planes in
+// 64 KiB blocks, other planes raw unless a sample says they compress.
+//
+// Chunk layout: one byte, the element width k; then for each of the k
+// planes (most significant first) its blocks. A block starts with a u32:
+// low 30 bits the payload length, top 2 bits the mode (raw, huff0, rle).
+// Block i of a plane covers plane bytes [i*64K, min((i+1)*64K, n)).
+type planes struct{}
+
+const (
+	planeBlock = 64 << 10
+
+	modeRaw   = 0
+	modeHuff0 = 1
+	modeRLE   = 2
+	lenMask   = 1<<30 - 1
+)
+
+func init() { Register(planes{}) }
+
+func (planes) ID() ID       { return IDPlanes }
+func (planes) Name() string { return "planes" }
+
+func (planes) Supports(d tensor.DType) bool {
+	return d.IsFloat() || d == tensor.Complex64 || d == tensor.Complex128
+}
+
+// layout gives the element width the planes split by, and whether the
+// element has a sign bit to rotate.
+func layout(d tensor.DType) (k int, rot bool) {
+	switch d {
+	case tensor.Complex64:
+		return 4, true
+	case tensor.Complex128:
+		return 8, true
+	}
+	return d.Size(), d.HasSign()
+}
+
+type planeScratch struct {
+	buf   []byte
+	huff  huff0.Scratch
+	hist  [256]uint32
+	plane [8][]byte
+}
+
+var planePool = sync.Pool{New: func() any { return new(planeScratch) }}
+
+func (ps *planeScratch) planes(k, n int) [][]byte {
+	if cap(ps.buf) < k*n {
+		ps.buf = make([]byte, k*n)
+	}
+	for j := 0; j < k; j++ {
+		ps.plane[j] = ps.buf[j*n : (j+1)*n]
+	}
+	return ps.plane[:k]
+}
+
+func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
+	k, rot := layout(in.Meta.DType)
+	if len(src)%k != 0 {
+		return nil, 0, corrupt("planes: chunk of %d bytes is not a whole number of %d-byte elements", len(src), k)
+	}
+	ps := planePool.Get().(*planeScratch)
+	defer planePool.Put(ps)
+	n := len(src) / k
+	pl := ps.planes(k, n)
+	splitPlanes(pl, src, k, rot)
+	out := append(dst[:0], byte(k))
+	for j, p := range pl {
+		entropy := j == 0 || (j == 1 && k == 8) || ps.worthCoding(p)
+		out = encodePlane(out, p, entropy, &ps.huff)
+	}
+	return out, 0, nil
+}
+
+// worthCoding estimates from a sample whether huff0 would shrink a plane
+// by at least ~3%: a histogram is far cheaper than a failed compression.
+func (ps *planeScratch) worthCoding(p []byte) bool {
+	const sample = 4096
+	if len(p) < 64 {
+		return false
+	}
+	s := p
+	if len(s) > sample {
+		s = s[:sample]
+	}
+	ps.hist = [256]uint32{}
+	for _, b := range s {
+		ps.hist[b]++
+	}
+	// Order-0 entropy of the sample, in bits: a bound on what huff0 can reach.
+	var bitsNeeded float64
+	total := float64(len(s))
+	for _, c := range ps.hist {
+		if c > 0 {
+			bitsNeeded += float64(c) * math.Log2(total/float64(c))
+		}
+	}
+	return bitsNeeded < 0.97*8*total
+}
+
+func encodePlane(out, p []byte, entropy bool, hs *huff0.Scratch) []byte {
+	for off := 0; off < len(p); off += planeBlock {
+		blk := p[off:min(off+planeBlock, len(p))]
+		if entropy {
+			hs.Reuse = huff0.ReusePolicyNone // blocks decode independently
+			compress := huff0.Compress4X
+			if len(blk) < 256 {
+				compress = huff0.Compress1X
+			}
+			enc, _, err := compress(blk, hs) // enc aliases hs.Out: copied below
+			switch err {
+			case nil:
+				if len(enc) < len(blk) {
+					out = appendBlock(out, modeHuff0, enc)
+					continue
+				}
+			case huff0.ErrUseRLE:
+				out = appendBlock(out, modeRLE, blk[:1])
+				continue
+			}
+		}
+		out = appendBlock(out, modeRaw, blk)
+	}
+	return out
+}
+
+func appendBlock(out []byte, mode uint32, payload []byte) []byte {
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(payload))|mode<<30)
+	return append(out, payload...)
+}
+
+func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
+	k, rot := layout(in.Meta.DType)
+	if len(src) < 1 || int(src[0]) != k {
+		return corrupt("planes: chunk does not start with element width %d", k)
+	}
+	if len(dst)%k != 0 {
+		return corrupt("planes: %d bytes is not a whole number of elements", len(dst))
+	}
+	ps := planePool.Get().(*planeScratch)
+	defer planePool.Put(ps)
+	n := len(dst) / k
+	pl := ps.planes(k, n)
+	rest := src[1:]
+	var err error
+	for _, p := range pl {
+		if rest, err = decodePlane(p, rest, &ps.huff); err != nil {
+			return err
+		}
+	}
+	if len(rest) != 0 {
+		return corrupt("planes: %d trailing bytes", len(rest))
+	}
+	mergePlanes(dst, pl, k, rot)
+	return nil
+}
+
+func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
+	for off := 0; off < len(p); off += planeBlock {
+		blk := p[off:min(off+planeBlock, len(p))]
+		if len(src) < 4 {
+			return nil, corrupt("planes: block header truncated")
+		}
+		h := binary.LittleEndian.Uint32(src)
+		mode, n := h>>30, int(h&lenMask)
+		src = src[4:]
+		if n > len(src) {
+			return nil, corrupt("planes: block claims %d bytes, %d left", n, len(src))
+		}
+		payload := src[:n]
+		src = src[n:]
+		switch mode {
+		case modeRaw:
+			if n != len(blk) {
+				return nil, corrupt("planes: raw block of %d bytes, want %d", n, len(blk))
+			}
+			copy(blk, payload)
+		case modeRLE:
+			if n != 1 {
+				return nil, corrupt("planes: rle block of %d bytes", n)
+			}
+			for i := range blk {
+				blk[i] = payload[0]
+			}
+		case modeHuff0:
+			if err := huffDecode(blk, payload, hs); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, corrupt("planes: unknown block mode %d", mode)
+		}
+	}
+	return src, nil
+}
+
+func huffDecode(blk, payload []byte, hs *huff0.Scratch) error {
+	s, rem, err := huff0.ReadTable(payload, hs)
+	if err != nil {
+		return corrupt("planes: huff0 table: %v", err)
+	}
+	d := s.Decoder()
+	var out []byte
+	if len(blk) < 256 {
+		out, err = d.Decompress1X(blk[:0:len(blk)], rem)
+	} else {
+		out, err = d.Decompress4X(blk[:0:len(blk)], rem)
+	}
+	if err != nil {
+		return corrupt("planes: huff0: %v", err)
+	}
+	if len(out) != len(blk) {
+		return corrupt("planes: huff0 block decoded to %d bytes, want %d", len(out), len(blk))
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package codec
+
+import "golang.org/x/sys/cpu"
+
+var haveSSSE3 = cpu.X86.HasSSSE3
+
+//go:noescape
+func split2SSSE3(hi, lo, src *byte, n int)
+
+//go:noescape
+func merge2SSSE3(dst, hi, lo *byte, n int)
+
+//go:noescape
+func split4SSSE3(p0, p1, p2, p3, src *byte, n int)
+
+//go:noescape
+func merge4SSSE3(dst, p0, p1, p2, p3 *byte, n int)
+
+// The fast paths handle a prefix of whole vectors and return how many
+// elements they did; the Go code finishes the tail.
+
+func splitFast2(hi, lo, src []byte, n int) int {
+	m := n &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = hi[m-1], lo[m-1], src[2*m-1]
+	split2SSSE3(&hi[0], &lo[0], &src[0], m)
+	return m
+}
+
+func mergeFast2(dst, hi, lo []byte, n int) int {
+	m := n &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = hi[m-1], lo[m-1], dst[2*m-1]
+	merge2SSSE3(&dst[0], &hi[0], &lo[0], m)
+	return m
+}
+
+func splitFast4(p [][]byte, src []byte, n int) int {
+	m := n &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _, _, _ = p[0][m-1], p[1][m-1], p[2][m-1], p[3][m-1], src[4*m-1]
+	split4SSSE3(&p[0][0], &p[1][0], &p[2][0], &p[3][0], &src[0], m)
+	return m
+}
+
+func mergeFast4(dst []byte, p [][]byte, n int) int {
+	m := n &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _, _, _ = p[0][m-1], p[1][m-1], p[2][m-1], p[3][m-1], dst[4*m-1]
+	merge4SSSE3(&dst[0], &p[0][0], &p[1][0], &p[2][0], &p[3][0], m)
+	return m
+}

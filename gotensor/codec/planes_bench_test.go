@@ -1,0 +1,57 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+func bf16Weights(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 2*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()*0.02))>>16))
+	}
+	return b
+}
+
+// One 1 MiB chunk on one core: the per-core speed of the codec itself.
+func BenchmarkPlanesChunk(b *testing.B) {
+	src := bf16Weights(512 << 10)
+	in := Info{Meta: tensor.Meta{DType: tensor.BFloat16, Shape: []int64{512 << 10}}}
+	c := planes{}
+	enc, _, _ := c.Encode(nil, src, in)
+	b.Run("encode", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		var buf []byte
+		for b.Loop() {
+			buf, _, _ = c.Encode(buf, src, in)
+		}
+	})
+	dst := make([]byte, len(src))
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			if err := c.Decode(dst, enc, in, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("split", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		p := newPlanes(2, len(src)/2)
+		for b.Loop() {
+			splitPlanes(p, src, 2, true)
+		}
+	})
+	b.Run("merge", func(b *testing.B) {
+		b.SetBytes(int64(len(src)))
+		p := newPlanes(2, len(src)/2)
+		for b.Loop() {
+			mergePlanes(dst, p, 2, true)
+		}
+	})
+}

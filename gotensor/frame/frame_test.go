@@ -2,11 +2,11 @@ package frame
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"encoding/binary"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 

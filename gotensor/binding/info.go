@@ -41,3 +41,10 @@ func InfoJSON() (string, error) {
 	b, err := json.Marshal(Info())
 	return string(b), err
 }
+
+// SetWorkers bounds the goroutines that code one tensor's chunks (0: all
+// cores) and returns the bound now in force.
+func SetWorkers(n int) int {
+	parallel.SetWorkers(n)
+	return parallel.Workers()
+}

@@ -85,7 +85,7 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	if len(src)%k != 0 {
 		return nil, 0, corrupt("shuffle-deflate: chunk is not a whole number of elements")
 	}
-	ps := planePool.Get().(*planeScratch)
+	ps := planePool.Get()
 	defer planePool.Put(ps)
 	n := len(src) / k
 	splitPlanes(ps.planes(k, n), src, k, rot)
@@ -102,7 +102,7 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	if len(dst)%k != 0 {
 		return corrupt("shuffle-deflate: %d bytes is not a whole number of elements", len(dst))
 	}
-	ps := planePool.Get().(*planeScratch)
+	ps := planePool.Get()
 	defer planePool.Put(ps)
 	pl := ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]

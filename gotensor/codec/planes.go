@@ -3,10 +3,10 @@ package codec
 import (
 	"encoding/binary"
 	"math"
-	"sync"
 
 	"github.com/klauspost/compress/huff0"
 
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -14,10 +14,13 @@ import (
 // (sign rotated next to the mantissa), huff0 on the exponent planes in
 // 64 KiB blocks, other planes raw unless a sample says they compress.
 //
-// Chunk layout: one byte, the element width k; then for each of the k
-// planes (most significant first) its blocks. A block starts with a u32:
-// low 30 bits the payload length, top 2 bits the mode (raw, huff0, rle).
-// Block i of a plane covers plane bytes [i*64K, min((i+1)*64K, n)).
+// Chunk layout: the element width k (one byte); k mode bytes, one per
+// plane, most significant first (0: raw, 1: blocks); the raw planes, whole
+// and in plane order; then the block-coded planes in plane order. A block
+// starts with a u32: low 30 bits the payload length, top 2 bits the mode
+// (raw, huff0, rle); block i covers plane bytes [i*64K, min((i+1)*64K, n)).
+// Raw planes are split straight into the output and merged straight from
+// the input: only exponent planes pass through scratch memory.
 type planes struct{}
 
 const (
@@ -27,6 +30,9 @@ const (
 	modeHuff0 = 1
 	modeRLE   = 2
 	lenMask   = 1<<30 - 1
+
+	planeRaw    = 0
+	planeBlocks = 1
 )
 
 func init() { Register(planes{}) }
@@ -57,8 +63,9 @@ type planeScratch struct {
 	plane [8][]byte
 }
 
-var planePool = sync.Pool{New: func() any { return new(planeScratch) }}
+var planePool = pool.New(func() *planeScratch { return new(planeScratch) })
 
+// planes returns k planes of n bytes in the scratch buffer.
 func (ps *planeScratch) planes(k, n int) [][]byte {
 	if cap(ps.buf) < k*n {
 		ps.buf = make([]byte, k*n)
@@ -74,49 +81,80 @@ func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	if len(src)%k != 0 {
 		return nil, 0, corrupt("planes: chunk of %d bytes is not a whole number of %d-byte elements", len(src), k)
 	}
-	ps := planePool.Get().(*planeScratch)
+	ps := planePool.Get()
 	defer planePool.Put(ps)
 	n := len(src) / k
-	pl := ps.planes(k, n)
-	splitPlanes(pl, src, k, rot)
+	var modes [8]byte
+	raw := 0
+	for j := 0; j < k; j++ {
+		if j == 0 || (j == 1 && k == 8) || ps.worthCoding(src, k, rot, j) {
+			modes[j] = planeBlocks
+		} else {
+			raw++
+		}
+	}
+	// worst case: every coded block stored raw behind its 4-byte header
+	bound := 1 + k + k*n + 4*k*((n+planeBlock-1)/planeBlock)
+	if cap(dst) < bound {
+		dst = make([]byte, 0, bound)
+	}
 	out := append(dst[:0], byte(k))
-	for j, p := range pl {
-		entropy := j == 0 || (j == 1 && k == 8) || ps.worthCoding(p)
-		out = encodePlane(out, p, entropy, &ps.huff)
+	out = append(out, modes[:k]...)
+	rawStart := len(out)
+	out = out[:rawStart+raw*n]
+	pl := ps.planes(k, n)
+	r := 0
+	for j := 0; j < k; j++ { // raw planes are split straight into the output
+		if modes[j] == planeRaw {
+			pl[j] = out[rawStart+r*n : rawStart+(r+1)*n]
+			r++
+		}
+	}
+	splitPlanes(pl, src, k, rot)
+	for j := 0; j < k; j++ {
+		if modes[j] == planeBlocks {
+			out = encodePlane(out, pl[j], &ps.huff)
+		}
 	}
 	return out, 0, nil
 }
 
-// worthCoding estimates from a sample whether huff0 would shrink a plane
-// by at least ~3%: a histogram is far cheaper than a failed compression.
-func (ps *planeScratch) worthCoding(p []byte) bool {
-	const sample = 4096
-	if len(p) < 64 {
+// worthCoding estimates from a sample of plane j whether huff0 would
+// shrink it by at least ~3%: a histogram of 1K elements is far cheaper
+// than a failed compression.
+func (ps *planeScratch) worthCoding(src []byte, k int, rot bool, j int) bool {
+	const sample = 1024
+	n := len(src) / k
+	if n < 64 {
 		return false
 	}
-	s := p
-	if len(s) > sample {
-		s = s[:sample]
-	}
+	m := min(n, sample)
 	ps.hist = [256]uint32{}
-	for _, b := range s {
-		ps.hist[b]++
+	for i := 0; i < m; i++ {
+		var v uint64
+		for b := 0; b < k; b++ {
+			v |= uint64(src[i*k+b]) << (8 * b)
+		}
+		if rot {
+			v = rotl(v, k)
+		}
+		ps.hist[byte(v>>(8*(k-1-j)))]++
 	}
 	// Order-0 entropy of the sample, in bits: a bound on what huff0 can reach.
-	var bitsNeeded float64
-	total := float64(len(s))
+	var bits float64
+	total := float64(m)
 	for _, c := range ps.hist {
 		if c > 0 {
-			bitsNeeded += float64(c) * math.Log2(total/float64(c))
+			bits += float64(c) * math.Log2(total/float64(c))
 		}
 	}
-	return bitsNeeded < 0.97*8*total
+	return bits < 0.97*8*total
 }
 
-func encodePlane(out, p []byte, entropy bool, hs *huff0.Scratch) []byte {
+func encodePlane(out, p []byte, hs *huff0.Scratch) []byte {
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
-		if entropy {
+		{
 			hs.Reuse = huff0.ReusePolicyNone // blocks decode independently
 			compress := huff0.Compress4X
 			if len(blk) < 256 {
@@ -146,21 +184,36 @@ func appendBlock(out []byte, mode uint32, payload []byte) []byte {
 
 func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	k, rot := layout(in.Meta.DType)
-	if len(src) < 1 || int(src[0]) != k {
+	if len(src) < 1+k || int(src[0]) != k {
 		return corrupt("planes: chunk does not start with element width %d", k)
 	}
 	if len(dst)%k != 0 {
 		return corrupt("planes: %d bytes is not a whole number of elements", len(dst))
 	}
-	ps := planePool.Get().(*planeScratch)
+	ps := planePool.Get()
 	defer planePool.Put(ps)
 	n := len(dst) / k
+	modes := src[1 : 1+k]
+	rest := src[1+k:]
 	pl := ps.planes(k, n)
-	rest := src[1:]
+	for j, m := range modes { // raw planes are merged straight from the input
+		switch m {
+		case planeRaw:
+			if len(rest) < n {
+				return corrupt("planes: raw plane truncated")
+			}
+			pl[j], rest = rest[:n], rest[n:]
+		case planeBlocks:
+		default:
+			return corrupt("planes: unknown plane mode %d", m)
+		}
+	}
 	var err error
-	for _, p := range pl {
-		if rest, err = decodePlane(p, rest, &ps.huff); err != nil {
-			return err
+	for j, m := range modes {
+		if m == planeBlocks {
+			if rest, err = decodePlane(pl[j], rest, &ps.huff); err != nil {
+				return err
+			}
 		}
 	}
 	if len(rest) != 0 {

@@ -1,10 +1,9 @@
 package frame
 
 import (
-	"sync"
-
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -14,14 +13,18 @@ type Options struct {
 	ChunkSize int // raw bytes per chunk; 0 means DefaultChunkSize
 }
 
-var scratch = sync.Pool{New: func() any { return new([]byte) }}
+var scratch = pool.New(func() *[]byte { return new([]byte) })
 
-// chunkSize picks the chunk size: the requested one, rounded to a multiple
-// of the codec's unit when it has one.
-func chunkSize(c codec.Codec, in codec.Info, opt Options) (int64, error) {
+// chunkSize picks the chunk size: the requested one, or by default 1 MiB
+// shrunk (down to 64 KiB) until a tensor has a few chunks per core; then
+// rounded to a multiple of the codec's unit when it has one.
+func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, error) {
 	cs := int64(opt.ChunkSize)
 	if cs == 0 {
 		cs = DefaultChunkSize
+		if per := raw / int64(4*parallel.Workers()); per < cs {
+			cs = max(64<<10, (per+15)&^15)
+		}
 	}
 	if cs < MinChunkSize || cs > MaxChunkSize || cs%16 != 0 {
 		return 0, errs.New(errs.InvalidArgument, "chunk size %d is not a multiple of 16 in [%d, %d]", cs, MinChunkSize, MaxChunkSize)
@@ -62,7 +65,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 		return nil, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
 	}
 	in := codec.Info{Meta: tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)}, Param: param}
-	cs, err := chunkSize(c, in, opt)
+	cs, err := chunkSize(c, in, want, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +96,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 			h.Chunks[i].EncLen = uint32(len(src))
 			return nil
 		}
-		bp := scratch.Get().(*[]byte)
+		bp := scratch.Get()
 		enc[i] = bp
 		out, aux, err := c.Encode(*bp, src, in)
 		if err != nil {

@@ -17,6 +17,11 @@ func Info() (s string, err error) {
 	return binding.InfoJSON()
 }
 
+func SetWorkers(n int64) (w int64, err error) {
+	defer errs.Recover(&err)
+	return int64(binding.SetWorkers(int(n))), nil
+}
+
 func Open(url string) (h int64, err error) {
 	defer errs.Recover(&err)
 	return binding.Open(url)

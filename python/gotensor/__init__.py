@@ -23,7 +23,7 @@ from .errors import (CorruptData, GotensorError, InternalError, InvalidArgument,
 from .store import Store
 
 __all__ = [
-    "Store", "open", "info", "default_store",
+    "Store", "open", "info", "set_workers", "default_store",
     "write_tensor", "read_tensor", "write_tensor_async", "read_tensor_async", "read_array",
     "delete", "exists", "keys", "stat",
     "GotensorError", "InternalError", "InvalidArgument", "KeyNotFound", "CorruptData",
@@ -37,6 +37,14 @@ def info() -> dict:
 
 
 __version__ = info()["version"]
+
+
+def set_workers(n: int = 0) -> int:
+    """Bound the cores that code one tensor's chunks (0: all of them);
+    returns the bound now in force."""
+    if not isinstance(n, int) or n < 0:
+        raise InvalidArgument(f"workers must be a non-negative int, got {n!r}")
+    return errors.call(native.set_workers, n)
 
 
 def open(url: str = "mem://") -> Store:  # noqa: A001 - mirrors the built-in on purpose

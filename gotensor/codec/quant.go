@@ -134,7 +134,7 @@ func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	data, scales := out[:rows*dRow], out[rows*dRow:]
 	load := loader(in.Meta.DType)
 	// one task per (row, group): groups are independent
-	err = parallel.For(rows*g.groups, func(t int) error {
+	err = parallel.ForBytes(rows*g.groups, int64(len(src)), func(t int) error {
 		r, gi := t/g.groups, t%g.groups
 		q.encodeGroup(g, load, src[r*rowRaw:(r+1)*rowRaw], gi, data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow])
 		return nil
@@ -197,7 +197,7 @@ func (q quant) Decode(dst, src []byte, in Info, _ uint32) error {
 	}
 	data, scales := src[:rows*dRow], src[rows*dRow:]
 	store := storer(in.Meta.DType)
-	return parallel.For(rows*g.groups, func(t int) error {
+	return parallel.ForBytes(rows*g.groups, int64(len(dst)), func(t int) error {
 		r, gi := t/g.groups, t%g.groups
 		q.decodeGroup(g, store, dst[r*rowRaw:(r+1)*rowRaw], gi, data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow])
 		return nil

@@ -15,14 +15,15 @@ type Options struct {
 
 var scratch = pool.New(func() *[]byte { return new([]byte) })
 
-// chunkSize picks the chunk size: the requested one, or by default 1 MiB
-// shrunk (down to 64 KiB) until a tensor has a few chunks per core; then
+// chunkSize picks the chunk size: the requested one, or by default 1 MiB,
+// shrunk (down to 64 KiB) so that a tensor worth coding in parallel has a
+// few chunks per core; then
 // rounded to a multiple of the codec's unit when it has one.
 func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, error) {
 	cs := int64(opt.ChunkSize)
 	if cs == 0 {
 		cs = DefaultChunkSize
-		if per := raw / int64(4*parallel.Workers()); per < cs {
+		if per := raw / int64(4*parallel.Workers()); per < cs && raw >= parallel.MinParallelBytes {
 			cs = max(64<<10, (per+15)&^15)
 		}
 	}
@@ -90,7 +91,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 			}
 		}()
 	}
-	err = parallel.For(n, func(i int) error {
+	err = parallel.ForBytes(n, want, func(i int) error {
 		src := rawChunk(i)
 		if stored {
 			h.Chunks[i].EncLen = uint32(len(src))
@@ -122,7 +123,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 		offs[i+1] = offs[i] + int(ch.EncLen)
 	}
 	out := make([]byte, offs[n])
-	err = parallel.For(n, func(i int) error {
+	err = parallel.ForBytes(n, want, func(i int) error {
 		src := rawChunk(i)
 		if int(h.Chunks[i].EncLen) != len(src) {
 			src = *enc[i]
@@ -169,7 +170,7 @@ func DecodeWithHeader(h *Header, frame []byte, dst []byte) error {
 	}
 	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
 	cs := int64(h.ChunkSize)
-	return parallel.For(len(h.Chunks), func(i int) error {
+	return parallel.ForBytes(len(h.Chunks), h.RawSize, func(i int) error {
 		src := frame[offs[i]:offs[i+1]]
 		if crc32c(src) != h.Chunks[i].CRC {
 			return corrupt("chunk %d checksum mismatch", i)

@@ -21,6 +21,25 @@ func Workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// MinParallelBytes is the least work worth spreading over cores: below it,
+// waking other threads (slow on shared, virtualized cores) costs more
+// than it saves.
+const MinParallelBytes = 1 << 20
+
+// ForBytes is For for work that touches about total bytes: serial when
+// that is under MinParallelBytes.
+func ForBytes(n int, total int64, fn func(i int) error) error {
+	if total < MinParallelBytes {
+		for i := 0; i < n; i++ {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return For(n, fn)
+}
+
 // For calls fn(i) for i in [0, n) on up to Workers() goroutines and returns
 // the first error; once an error is seen, no new index starts.
 func For(n int, fn func(i int) error) error {

@@ -41,3 +41,15 @@ func TestForStopsOnError(t *testing.T) {
 		t.Fatal("kept going after the error")
 	}
 }
+
+func TestForBytesIsSerialForSmallWork(t *testing.T) {
+	SetWorkers(4)
+	defer SetWorkers(0)
+	order := []int{}
+	ForBytes(50, MinParallelBytes-1, func(i int) error { order = append(order, i); return nil }) // no lock: must be serial
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("small work ran out of order: %v", order)
+		}
+	}
+}

@@ -9,3 +9,8 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	golang.org/x/sys v0.50.0
 )
+
+require (
+	github.com/NVIDIA/go-nvml v0.13.4-1
+	github.com/google/uuid v1.6.0 // indirect
+)

@@ -33,6 +33,8 @@ def build_native(dest):
         )
     bin_dir = os.path.join(ROOT, "build", "bin")
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), CGO_ENABLED="1")
+    # go-nvml's generated bindings call functions newer NVML headers deprecate
+    env["CGO_CFLAGS"] = (env.get("CGO_CFLAGS", "-O2 -g") + " -Wno-deprecated-declarations").strip()
     _run([go, "build", "-o", bin_dir + os.sep, "github.com/go-python/gopy", "golang.org/x/tools/cmd/goimports"],
          os.path.join(ROOT, "tools", "gopy"), env)
     out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module

@@ -155,7 +155,7 @@ func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.s
 	if codec != nil {
 		codecName = C.GoString((*C.char)(codec))
 	}
-	err = binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName)
+	err = binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName, -1)
 	return
 }
 

@@ -104,13 +104,13 @@ func Completions(timeoutMs int64) string {
 func noResult(err error) (string, error) { return "", err }
 
 // StartWrite is Write on a goroutine. raw must stay valid until completion.
-func StartWrite(h int64, key string, raw []byte, dtype, shape, codecName string) int64 {
-	return start(func() (string, error) { return noResult(Write(h, key, raw, dtype, shape, codecName)) })
+func StartWrite(h int64, key string, raw []byte, dtype, shape, codecName string, gpu int) int64 {
+	return start(func() (string, error) { return noResult(Write(h, key, raw, dtype, shape, codecName, gpu)) })
 }
 
 // StartReadInto is ReadInto on a goroutine.
-func StartReadInto(h int64, key string, dst []byte, dtype, shape string) int64 {
-	return start(func() (string, error) { return noResult(ReadInto(h, key, dst, dtype, shape)) })
+func StartReadInto(h int64, key string, dst []byte, dtype, shape string, gpu int) int64 {
+	return start(func() (string, error) { return noResult(ReadInto(h, key, dst, dtype, shape, gpu)) })
 }
 
 // StartFetch is Fetch on a goroutine; the payload is Fetch's result.
@@ -119,8 +119,8 @@ func StartFetch(h int64, key string) int64 {
 }
 
 // StartDecode is Decode on a goroutine.
-func StartDecode(fh int64, dst []byte) int64 {
-	return start(func() (string, error) { return noResult(Decode(fh, dst)) })
+func StartDecode(fh int64, dst []byte, gpu int) int64 {
+	return start(func() (string, error) { return noResult(Decode(fh, dst, gpu)) })
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }

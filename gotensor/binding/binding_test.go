@@ -15,7 +15,7 @@ func TestAsyncCompletions(t *testing.T) {
 	}
 	defer Close(h)
 	src := []byte{1, 2, 3, 4}
-	wid := StartWrite(h, "k", src, "int16", "2", "none")
+	wid := StartWrite(h, "k", src, "int16", "2", "none", -1)
 	fid := StartFetch(h, "missing")
 	results := map[string]string{}
 	for len(results) < 2 {
@@ -56,7 +56,7 @@ func TestBytesAt(t *testing.T) {
 }
 
 func TestHandlesAreChecked(t *testing.T) {
-	if err := Write(999, "k", nil, "int8", "0", "none"); !errs.Is(err, errs.InvalidArgument) {
+	if err := Write(999, "k", nil, "int8", "0", "none", -1); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatal(err)
 	}
 	h, _ := Open("mem://")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -33,12 +34,18 @@ func Info() map[string]any {
 		"stores":      store.Schemes(),
 		"dtypes":      dts,
 		"error_kinds": kinds,
+		"engine":      engine.Current().Name(),
 	}
 }
 
-// InfoJSON is Info as JSON.
-func InfoJSON() (string, error) {
-	b, err := json.Marshal(Info())
+// InfoJSON is Info as JSON; with hardware, it adds the machine report
+// (GPUs, NUMA, RDMA, UCX, DOCA: see package hw).
+func InfoJSON(hardware bool) (string, error) {
+	info := Info()
+	if hardware {
+		info["hardware"] = Hardware()
+	}
+	b, err := json.Marshal(info)
 	return string(b), err
 }
 

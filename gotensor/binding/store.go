@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -48,8 +49,10 @@ func ParseMeta(dtype, shape string) (tensor.Meta, error) {
 	return tensor.Meta{DType: d, Shape: s}, nil
 }
 
-// Write encodes and stores a tensor held in caller memory.
-func Write(h int64, key string, raw []byte, dtype, shape, codecName string) error {
+// Write encodes and stores a tensor held in caller memory. gpu is the
+// index of the GPU the tensor came from (its coding then runs on that
+// GPU's local CPUs), or -1.
+func Write(h int64, key string, raw []byte, dtype, shape, codecName string, gpu int) error {
 	s, err := stores.get(h)
 	if err != nil {
 		return err
@@ -58,12 +61,12 @@ func Write(h int64, key string, raw []byte, dtype, shape, codecName string) erro
 	if err != nil {
 		return err
 	}
-	return s.WriteTensor(context.Background(), key, m, raw, codecName)
+	return s.WriteTensor(gpuContext(gpu), key, m, raw, codecName)
 }
 
 // ReadInto decodes the tensor under key into dst after checking that it has
-// the given dtype and shape.
-func ReadInto(h int64, key string, dst []byte, dtype, shape string) error {
+// the given dtype and shape; gpu as for Write (the tensor's destination).
+func ReadInto(h int64, key string, dst []byte, dtype, shape string, gpu int) error {
 	s, err := stores.get(h)
 	if err != nil {
 		return err
@@ -72,7 +75,7 @@ func ReadInto(h int64, key string, dst []byte, dtype, shape string) error {
 	if err != nil {
 		return err
 	}
-	return s.ReadTensor(context.Background(), key, m, dst)
+	return s.ReadTensor(gpuContext(gpu), key, m, dst)
 }
 
 // Fetch reads a frame and returns "handle;dtype;shape" so the caller can
@@ -93,13 +96,37 @@ func fetchDesc(fh int64, f *core.Fetched) string {
 	return itoa(fh) + ";" + f.Header.Meta.DType.String() + ";" + tensor.FormatShape(f.Header.Meta.Shape)
 }
 
-// Decode decodes a fetched frame into dst and releases the fetch handle.
-func Decode(fh int64, dst []byte) error {
+// Decode decodes a fetched frame into dst and releases the fetch handle;
+// gpu as for Write.
+func Decode(fh int64, dst []byte, gpu int) error {
 	f, err := fetches.take(fh)
 	if err != nil {
 		return err
 	}
-	return f.DecodeInto(dst)
+	return f.DecodeIntoPinned(dst, pinFor(gpu))
+}
+
+// gpuContext carries the pinning for work on a GPU's tensor.
+func gpuContext(gpu int) context.Context {
+	return core.WithPin(context.Background(), pinFor(gpu))
+}
+
+// Hardware hooks, set by package binding/gpu when linked in (the Python
+// extension links it; the C library does not, to stay free of NVML).
+var (
+	// PinFor returns how to pin workers for a tensor on GPU gpu, or nil.
+	PinFor = func(gpu int) parallel.Pin { return nil }
+	// SetGPUAffinity turns GPU-local pinning on or off and reports whether it is on.
+	SetGPUAffinity = func(on bool) bool { return false }
+	// Hardware reports on the machine (hw.Report), or nil.
+	Hardware = func() any { return nil }
+)
+
+func pinFor(gpu int) parallel.Pin {
+	if gpu < 0 {
+		return nil
+	}
+	return PinFor(gpu)
 }
 
 // Release drops a fetch handle without decoding.

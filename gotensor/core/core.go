@@ -10,6 +10,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -54,27 +55,49 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	f, err := s.Encode(meta, raw, codecName)
+	f, err := s.encode(meta, raw, codecName, pinOf(ctx))
 	if err != nil {
 		return err
 	}
 	return s.st.Put(ctx, key, f)
 }
 
+type pinKey struct{}
+
+// WithPin returns a context under which coding workers are pinned by pin
+// (binding uses it to keep a GPU tensor's work on the GPU's local CPUs).
+func WithPin(ctx context.Context, pin parallel.Pin) context.Context {
+	if pin == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, pinKey{}, pin)
+}
+
+func pinOf(ctx context.Context) parallel.Pin {
+	p, _ := ctx.Value(pinKey{}).(parallel.Pin)
+	return p
+}
+
 // Encode builds the frame for a tensor. spec is a codec name with optional
 // parameters ("q4:group=64,dim=2"), or "auto" to let codec.Choose pick.
 func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
+	return s.encode(meta, raw, spec, nil)
+}
+
+func (s *Store) encode(meta tensor.Meta, raw []byte, spec string, pin parallel.Pin) ([]byte, error) {
+	opt := s.Frame
+	opt.Pin = pin
 	if spec == "auto" {
-		c := codec.Choose(meta, raw)
-		return frame.EncodeWith(meta, raw, c, 0, s.Frame)
+		return frame.EncodeWith(meta, raw, codec.Choose(meta, raw), 0, opt)
 	}
-	return frame.Encode(meta, raw, spec, s.Frame)
+	return frame.Encode(meta, raw, spec, opt)
 }
 
 // Fetched is a frame read from a store, header validated, not yet decoded.
 type Fetched struct {
 	Header *frame.Header
 	frame  []byte
+	pin    parallel.Pin
 }
 
 // Fetch reads the frame under key and validates its header.
@@ -87,12 +110,17 @@ func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
-	return &Fetched{Header: h, frame: f}, nil
+	return &Fetched{Header: h, frame: f, pin: pinOf(ctx)}, nil
 }
 
 // DecodeInto decodes the fetched tensor into dst (exactly its byte size).
 func (f *Fetched) DecodeInto(dst []byte) error {
-	return frame.DecodeWithHeader(f.Header, f.frame, dst)
+	return frame.DecodeWithHeader(f.Header, f.frame, dst, f.pin)
+}
+
+// DecodeIntoPinned is DecodeInto with its workers pinned by pin.
+func (f *Fetched) DecodeIntoPinned(dst []byte, pin parallel.Pin) error {
+	return frame.DecodeWithHeader(f.Header, f.frame, dst, pin)
 }
 
 // ReadTensor decodes the tensor under key into dst after checking that it

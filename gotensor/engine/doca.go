@@ -146,6 +146,7 @@ type DOCA struct {
 }
 
 func init() {
+	docaBuilt = true
 	if pci := os.Getenv("GOTENSOR_DOCA_PCI"); pci != "" {
 		if d, err := OpenDOCA(pci); err == nil {
 			Use(d)

@@ -89,3 +89,8 @@ func (Software) LZ4Block(dst, src []byte) error {
 	}
 	return nil
 }
+
+var docaBuilt bool
+
+// DOCABuilt reports whether this binary was built with the DOCA engine.
+func DOCABuilt() bool { return docaBuilt }

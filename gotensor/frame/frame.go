@@ -10,7 +10,8 @@ import (
 
 // Options tune encoding.
 type Options struct {
-	ChunkSize int // raw bytes per chunk; 0 means DefaultChunkSize
+	ChunkSize int          // raw bytes per chunk; 0 means DefaultChunkSize
+	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
 }
 
 var scratch = pool.New(func() *[]byte { return new([]byte) })
@@ -91,7 +92,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 			}
 		}()
 	}
-	err = parallel.ForBytes(n, want, func(i int) error {
+	err = parallel.ForBytesPinned(n, want, opt.Pin, func(i int) error {
 		src := rawChunk(i)
 		if stored {
 			h.Chunks[i].EncLen = uint32(len(src))
@@ -123,7 +124,7 @@ func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt O
 		offs[i+1] = offs[i] + int(ch.EncLen)
 	}
 	out := make([]byte, offs[n])
-	err = parallel.ForBytes(n, want, func(i int) error {
+	err = parallel.ForBytesPinned(n, want, opt.Pin, func(i int) error {
 		src := rawChunk(i)
 		if int(h.Chunks[i].EncLen) != len(src) {
 			src = *enc[i]
@@ -147,11 +148,12 @@ func Decode(frame []byte, dst []byte, lim Limits) (*Header, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h, DecodeWithHeader(h, frame, dst)
+	return h, DecodeWithHeader(h, frame, dst, nil)
 }
 
-// DecodeWithHeader decodes a frame whose header was already parsed.
-func DecodeWithHeader(h *Header, frame []byte, dst []byte) error {
+// DecodeWithHeader decodes a frame whose header was already parsed; pin
+// (may be nil) pins the decoding workers.
+func DecodeWithHeader(h *Header, frame []byte, dst []byte, pin parallel.Pin) error {
 	if int64(len(dst)) != h.RawSize {
 		return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor needs %d", len(dst), h.RawSize)
 	}
@@ -170,7 +172,7 @@ func DecodeWithHeader(h *Header, frame []byte, dst []byte) error {
 	}
 	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
 	cs := int64(h.ChunkSize)
-	return parallel.ForBytes(len(h.Chunks), h.RawSize, func(i int) error {
+	return parallel.ForBytesPinned(len(h.Chunks), h.RawSize, pin, func(i int) error {
 		src := frame[offs[i]:offs[i+1]]
 		if crc32c(src) != h.Chunks[i].CRC {
 			return corrupt("chunk %d checksum mismatch", i)

@@ -158,7 +158,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		dst := make([]byte, h.RawSize)
-		if err := DecodeWithHeader(h, b, dst); err != nil && !errs.Is(err, errs.CorruptData) {
+		if err := DecodeWithHeader(h, b, dst, nil); err != nil && !errs.Is(err, errs.CorruptData) {
 			t.Fatalf("error of kind %v: %v", errs.KindOf(err), err)
 		}
 	})

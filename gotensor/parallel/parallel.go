@@ -26,9 +26,18 @@ func Workers() int {
 // than it saves.
 const MinParallelBytes = 1 << 20
 
+// Pin, when not nil, is called by each worker goroutine before it starts
+// (to lock it to chosen CPUs); the function it returns undoes that.
+type Pin func() (undo func())
+
 // ForBytes is For for work that touches about total bytes: serial when
 // that is under MinParallelBytes.
 func ForBytes(n int, total int64, fn func(i int) error) error {
+	return ForBytesPinned(n, total, nil, fn)
+}
+
+// ForBytesPinned is ForBytes with pinned workers.
+func ForBytesPinned(n int, total int64, pin Pin, fn func(i int) error) error {
 	if total < MinParallelBytes {
 		for i := 0; i < n; i++ {
 			if err := fn(i); err != nil {
@@ -37,13 +46,18 @@ func ForBytes(n int, total int64, fn func(i int) error) error {
 		}
 		return nil
 	}
-	return For(n, fn)
+	return forPinned(n, pin, fn)
 }
 
 // For calls fn(i) for i in [0, n) on up to Workers() goroutines and returns
 // the first error; once an error is seen, no new index starts.
-func For(n int, fn func(i int) error) error {
+func For(n int, fn func(i int) error) error { return forPinned(n, nil, fn) }
+
+func forPinned(n int, pin Pin, fn func(i int) error) error {
 	w := min(Workers(), n)
+	if pin != nil && w == 1 {
+		w = min(2, n) // run on a pinned worker, not on the caller's thread
+	}
 	if w <= 1 {
 		for i := 0; i < n; i++ {
 			if err := fn(i); err != nil {
@@ -63,6 +77,9 @@ func For(n int, fn func(i int) error) error {
 	for g := 0; g < w; g++ {
 		go func() {
 			defer wg.Done()
+			if pin != nil {
+				defer pin()()
+			}
 			for !failed.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= n {

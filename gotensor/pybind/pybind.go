@@ -6,15 +6,27 @@ package pybind
 
 import (
 	"github.com/gotensor/gotensor/gotensor/binding"
+	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/errs"
+
+	// GPU discovery and GPU-local pinning (NVML).
+	_ "github.com/gotensor/gotensor/gotensor/binding/gpu"
 
 	// The code gopy generates for this package imports gopyh.
 	_ "github.com/go-python/gopy/gopyh"
 )
 
-func Info() (s string, err error) {
+func Version() string { return core.Version }
+
+// Info describes the build, and with hardware the machine too.
+func Info(hardware bool) (s string, err error) {
 	defer errs.Recover(&err)
-	return binding.InfoJSON()
+	return binding.InfoJSON(hardware)
+}
+
+func SetGPUAffinity(on bool) (enabled bool, err error) {
+	defer errs.Recover(&err)
+	return binding.SetGPUAffinity(on), nil
 }
 
 func SetWorkers(n int64) (w int64, err error) {
@@ -32,22 +44,24 @@ func Close(h int64) (err error) {
 	return binding.Close(h)
 }
 
-func Write(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string) (err error) {
+// gpu: the index of the GPU the tensor lives on (its coding runs on that
+// GPU's local CPUs), or -1.
+func Write(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string, gpu int64) (err error) {
 	defer errs.Recover(&err)
 	raw, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return err
 	}
-	return binding.Write(h, key, raw, dtype, shape, codec)
+	return binding.Write(h, key, raw, dtype, shape, codec, int(gpu))
 }
 
-func ReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string) (err error) {
+func ReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string, gpu int64) (err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return err
 	}
-	return binding.ReadInto(h, key, dst, dtype, shape)
+	return binding.ReadInto(h, key, dst, dtype, shape, int(gpu))
 }
 
 func Fetch(h int64, key string) (desc string, err error) {
@@ -55,14 +69,14 @@ func Fetch(h int64, key string) (desc string, err error) {
 	return binding.Fetch(h, key)
 }
 
-func Decode(fh int64, ptr uintptr, n int64) (err error) {
+func Decode(fh int64, ptr uintptr, n int64, gpu int64) (err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
 		return err
 	}
-	return binding.Decode(fh, dst)
+	return binding.Decode(fh, dst, int(gpu))
 }
 
 func Release(fh int64) (err error) {
@@ -98,22 +112,22 @@ func Usage(h int64) (js string, err error) {
 
 // Asynchronous calls return an operation id; Completions reports results.
 
-func StartWrite(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string) (op int64, err error) {
+func StartWrite(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string, gpu int64) (op int64, err error) {
 	defer errs.Recover(&err)
 	raw, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return 0, err
 	}
-	return binding.StartWrite(h, key, raw, dtype, shape, codec), nil
+	return binding.StartWrite(h, key, raw, dtype, shape, codec, int(gpu)), nil
 }
 
-func StartReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string) (op int64, err error) {
+func StartReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string, gpu int64) (op int64, err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return 0, err
 	}
-	return binding.StartReadInto(h, key, dst, dtype, shape), nil
+	return binding.StartReadInto(h, key, dst, dtype, shape, int(gpu)), nil
 }
 
 func StartFetch(h int64, key string) (op int64, err error) {
@@ -121,14 +135,14 @@ func StartFetch(h int64, key string) (op int64, err error) {
 	return binding.StartFetch(h, key), nil
 }
 
-func StartDecode(fh int64, ptr uintptr, n int64) (op int64, err error) {
+func StartDecode(fh int64, ptr uintptr, n int64, gpu int64) (op int64, err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
 		return 0, err
 	}
-	return binding.StartDecode(fh, dst), nil
+	return binding.StartDecode(fh, dst, int(gpu)), nil
 }
 
 func Completions(timeoutMs int64) (recs string, err error) {

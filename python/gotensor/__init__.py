@@ -23,7 +23,7 @@ from .errors import (CorruptData, GotensorError, InternalError, InvalidArgument,
 from .store import Store
 
 __all__ = [
-    "Store", "open", "info", "set_workers", "default_store",
+    "Store", "open", "info", "set_workers", "set_gpu_affinity", "default_store",
     "write_tensor", "read_tensor", "write_tensor_async", "read_tensor_async", "read_array",
     "delete", "exists", "keys", "stat",
     "GotensorError", "InternalError", "InvalidArgument", "KeyNotFound", "CorruptData",
@@ -31,12 +31,22 @@ __all__ = [
 ]
 
 
-def info() -> dict:
-    """Version, Go version, codecs, store kinds and dtypes of this build."""
-    return json.loads(errors.call(native.info))
+def info(hardware: bool = True) -> dict:
+    """Version, Go version, codecs, store kinds and dtypes of this build; with
+    hardware, also the machine under "hardware": GPUs (NVML: name, UUID,
+    memory, PCI bus id, NUMA node, CPU affinity), NUMA nodes, RDMA devices,
+    UCX and DOCA. Without a GPU or driver, "gpu_status" says why."""
+    return json.loads(errors.call(native.info, bool(hardware)))
 
 
-__version__ = info()["version"]
+__version__ = native.version()
+
+
+def set_gpu_affinity(enabled: bool) -> bool:
+    """Run the coding of a CUDA tensor on the CPUs local to its GPU (on by
+    default when NVML reports them; GOTENSOR_GPU_AFFINITY=0 turns it off).
+    Returns whether it is on."""
+    return bool(errors.call(native.set_gpu_affinity, bool(enabled)))
 
 
 def set_workers(n: int = 0) -> int:

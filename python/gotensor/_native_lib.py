@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
+# go-nvml resolves NVML's symbols when it loads libnvidia-ml at run time, so
+# the extension must be bound lazily: CPython loads extensions with
+# RTLD_NOW, which would demand those symbols at import, also where there is
+# no driver. (LD_BIND_NOW=1 in the environment defeats this.)
+_flags = sys.getdlopenflags()
+sys.setdlopenflags((_flags & ~os.RTLD_NOW) | os.RTLD_LAZY)
 try:
     from ._native import pybind as native
 except ImportError as e:  # pragma: no cover - only on a broken install
@@ -9,5 +18,7 @@ except ImportError as e:  # pragma: no cover - only on a broken install
         "gotensor's native core (gotensor/_native) is missing or failed to load: "
         f"{e}. Reinstall with `pip install .` from a source checkout (needs the Go toolchain)."
     ) from e
+finally:
+    sys.setdlopenflags(_flags)
 
 __all__ = ["native"]

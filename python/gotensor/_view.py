@@ -11,6 +11,7 @@ class HostView(NamedTuple):
     dtype: str        # torch's spelling: "bfloat16", "float8_e4m3fn", ...
     shape: str        # comma-separated dimensions, "" for 0-d
     keep: Any         # object that owns the memory; hold it while Go uses ptr
+    gpu: int = -1     # the CUDA device the tensor comes from or goes to, else -1
 
 
 def shape_str(shape: Sequence[int]) -> str:

@@ -18,7 +18,41 @@ def _info(args) -> int:
     print(f"  codecs:  {', '.join(data['codecs'])}")
     print(f"  stores:  {', '.join(s + '://' for s in data['stores'])}")
     print(f"  dtypes:  {', '.join(data['dtypes'])}")
+    print(f"  engine:  {data['engine']}")
+    hw = data["hardware"]
+    numa = ", ".join(f"node {n['id']}: {_cpus(n['cpus'])}" for n in hw["numa_nodes"]) or "unknown"
+    print(f"  NUMA:    {numa}")
+    if hw["gpus"]:
+        for g in hw["gpus"]:
+            print(f"  GPU {g['index']}:   {g['name']} {g['uuid']} {g['memory_free'] / 2**30:.1f}/"
+                  f"{g['memory_total'] / 2**30:.1f} GiB free, PCI {g['pci_bus_id']}, NUMA {g['numa_node']}, "
+                  f"CPUs {_cpus(g['cpu_affinity'])}")
+        print(f"  GPU-local codec workers: {'on' if hw['gpu_affinity'] else 'off'}")
+    else:
+        print(f"  GPUs:    none ({hw['gpu_status']})")
+    rdma = hw["rdma_devices"]
+    print("  RDMA:    " + (", ".join(f"{d['name']} port {p['port']} {p['state']} {p['rate']} {p['link_layer']}"
+                                      for d in rdma for p in d["ports"]) or "none (/sys/class/infiniband is empty)"))
+    ucx = hw["ucx"]
+    print("  UCX:     " + (f"{ucx.get('version') or 'installed'} ({ucx['library']}); transports: "
+                          f"{', '.join(ucx.get('transports') or []) or 'unknown (no ucx_info)'}"
+                          if ucx["available"] else "not installed (libucp.so.0 not found)"))
+    doca = hw["doca"]
+    print(f"  DOCA:    engine {'built in' if doca['built'] else 'not built (-tags doca)'}; "
+          f"SDK {doca.get('sdk') or 'not found'}")
     return 0
+
+
+def _cpus(cpus) -> str:
+    """[0,1,2,3,8] -> "0-3,8"."""
+    out, start = [], None
+    for i, c in enumerate(cpus):
+        if start is None:
+            start = c
+        if i + 1 == len(cpus) or cpus[i + 1] != c + 1:
+            out.append(f"{start}-{c}" if c != start else f"{c}")
+            start = None
+    return ",".join(out) or "-"
 
 
 def main(argv=None) -> int:

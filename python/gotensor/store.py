@@ -101,7 +101,7 @@ class Store:
         """Encode tensor with codec and store it under key (replacing any
         previous value). Go reads the tensor's memory in place."""
         v = _host_view(tensor)
-        errors.call(native.write, self._handle, _key(key), v.ptr, v.nbytes, v.dtype, v.shape, _codec(codec))
+        errors.call(native.write, self._handle, _key(key), v.ptr, v.nbytes, v.dtype, v.shape, _codec(codec), v.gpu)
 
     def write_tensor_async(self, key: str, tensor, *, codec: str = "none") -> Future:
         """write_tensor on a Go goroutine; the tensor is kept alive until the
@@ -109,7 +109,7 @@ class Store:
         v = _host_view(tensor)
         h, k, c = self._handle, _key(key), _codec(codec)
         return completer.submit(
-            lambda: native.start_write(h, k, v.ptr, v.nbytes, v.dtype, v.shape, c),
+            lambda: native.start_write(h, k, v.ptr, v.nbytes, v.dtype, v.shape, c, v.gpu),
             v.keep, lambda _p, fut: fut.set_result(None))
 
     # -- reading ---------------------------------------------------------------
@@ -120,7 +120,7 @@ class Store:
         h, key = self._handle, _key(key)
         if out is not None:
             view, finish = _out_view(out)
-            errors.call(native.read_into, h, key, view.ptr, view.nbytes, view.dtype, view.shape)
+            errors.call(native.read_into, h, key, view.ptr, view.nbytes, view.dtype, view.shape, view.gpu)
             if finish is not None:
                 finish()
             return out
@@ -137,7 +137,7 @@ class Store:
         except BaseException:
             native.release(fh)
             raise
-        errors.call(native.decode, fh, view.ptr, view.nbytes)
+        errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu)
         return finish()
 
     def read_tensor_async(self, key: str, *, out=None, device=None) -> Future:
@@ -151,7 +151,7 @@ class Store:
                     finish()
                 fut.set_result(out)
             return completer.submit(
-                lambda: native.start_read_into(h, key, view.ptr, view.nbytes, view.dtype, view.shape),
+                lambda: native.start_read_into(h, key, view.ptr, view.nbytes, view.dtype, view.shape, view.gpu),
                 (view.keep, out), done)
 
         def fetched(payload, fut):
@@ -161,7 +161,7 @@ class Store:
             except BaseException:
                 native.release(fh)
                 raise
-            completer.submit(lambda: native.start_decode(fh, view.ptr, view.nbytes), view.keep,
+            completer.submit(lambda: native.start_decode(fh, view.ptr, view.nbytes, view.gpu), view.keep,
                              lambda _p, f: f.set_result(finish()), future=fut)
         return completer.submit(lambda: native.start_fetch(h, key), None, fetched)
 

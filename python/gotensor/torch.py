@@ -55,6 +55,13 @@ def _pin() -> bool:
     return torch.cuda.is_available()
 
 
+def gpu_index(device) -> int:
+    """The CUDA device index of a torch device, or -1."""
+    if device is None or device.type != "cuda":
+        return -1
+    return device.index if device.index is not None else torch.cuda.current_device()
+
+
 def host_view(t: torch.Tensor) -> HostView:
     """A contiguous host copy of t (or t itself when it already is one)."""
     name = _BY_DTYPE.get(t.dtype)
@@ -63,13 +70,14 @@ def host_view(t: torch.Tensor) -> HostView:
         return HostView(t.data_ptr(), t.nbytes, name, ",".join(map(str, t.shape)), t)
     _check_plain(t)
     name = dtype_name(t.dtype)
+    gpu = gpu_index(t.device)
     if t.device.type != "cpu":
         staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=_pin())
-        staged.copy_(t)
+        staged.copy_(t.detach().resolve_conj().resolve_neg())
         t = staged
     else:
         t = t.detach().resolve_conj().resolve_neg().contiguous()
-    return HostView(t.data_ptr(), t.nbytes, name, shape_str(t.shape), t)
+    return HostView(t.data_ptr(), t.nbytes, name, shape_str(t.shape), t, gpu)
 
 
 def out_view(out: torch.Tensor):
@@ -79,7 +87,8 @@ def out_view(out: torch.Tensor):
     if out.device.type == "cpu" and out.is_contiguous() and not out.is_conj() and not out.is_neg():
         return HostView(out.data_ptr(), out.numel() * out.element_size(), name, shape_str(out.shape), out), None
     staged = torch.empty(out.shape, dtype=out.dtype, pin_memory=out.device.type == "cuda" and _pin())
-    view = HostView(staged.data_ptr(), staged.numel() * staged.element_size(), name, shape_str(out.shape), staged)
+    view = HostView(staged.data_ptr(), staged.numel() * staged.element_size(), name, shape_str(out.shape), staged,
+                    gpu_index(out.device))
     return view, lambda: out.copy_(staged)
 
 
@@ -87,7 +96,7 @@ def new_tensor(dtype: str, shape, device=None):
     """A fresh tensor to decode into, and a function that finishes it."""
     dev = torch.device(device) if device is not None else None
     t = empty(dtype, shape, pin=dev is not None and dev.type == "cuda" and _pin())
-    view = HostView(t.data_ptr(), t.numel() * t.element_size(), dtype, shape_str(shape), t)
+    view = HostView(t.data_ptr(), t.numel() * t.element_size(), dtype, shape_str(shape), t, gpu_index(dev))
     if dev is None or dev.type == "cpu":
         return view, lambda: t
     return view, lambda: t.to(dev)

@@ -143,13 +143,13 @@ def test_invalid_handles_are_refused():
     with pytest.raises(gotensor.InvalidArgument, match="handle"):
         errors.call(native.stat, 987654321, "k")
     with pytest.raises(gotensor.InvalidArgument):
-        errors.call(native.decode, 987654321, 0, 0)
+        errors.call(native.decode, 987654321, 0, 0, -1)
 
 
 def test_null_pointer_is_refused():
     with gotensor.open("mem://") as s:
         with pytest.raises(gotensor.InvalidArgument, match="null"):
-            errors.call(native.write, s._handle, "k", 0, 16, "float32", "4", "none")
+            errors.call(native.write, s._handle, "k", 0, 16, "float32", "4", "none", -1)
 
 
 def test_hostile_header_cannot_force_huge_allocation(tmp_path, monkeypatch):

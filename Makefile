@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/build/bin:$(PATH)
 # go-nvml's generated bindings call functions newer NVML headers deprecate
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check native clean
 
 all: install
 
@@ -43,6 +43,9 @@ bench-roundtrip: install
 bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib and memcpy
 	$(PIP) install $(PIPFLAGS) $(BENCH_DEPS)
 	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
+
+gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
+	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json
 
 native:             ## build the extension into python/gotensor/_native for in-tree work
 	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"

@@ -124,3 +124,14 @@ func StartDecode(fh int64, dst []byte, gpu int) int64 {
 }
 
 func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// StartWritePart is WritePart on a goroutine; part must stay valid until
+// completion.
+func StartWritePart(wh, off int64, part []byte) int64 {
+	return start(func() (string, error) { return noResult(WritePart(wh, off, part)) })
+}
+
+// StartDecodeRange is DecodeRange on a goroutine.
+func StartDecodeRange(fh, off int64, dst []byte, gpu int) int64 {
+	return start(func() (string, error) { return noResult(DecodeRange(fh, off, dst, gpu)) })
+}

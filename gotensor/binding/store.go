@@ -13,7 +13,13 @@ import (
 var (
 	stores  = &table[*core.Store]{name: "store"}
 	fetches = &table[*core.Fetched]{name: "fetch"}
+	writers = &table[*writer]{name: "writer"}
 )
+
+type writer struct {
+	*core.Writer
+	gpu int
+}
 
 // Open opens a store and returns its handle.
 func Open(url string) (int64, error) {
@@ -182,4 +188,71 @@ func Usage(h int64) (string, error) {
 	u := s.Usage()
 	b, err := json.Marshal(map[string]any{"url": s.URL(), "keys": u.Keys, "bytes": u.Bytes, "capacity": u.Capacity})
 	return string(b), err
+}
+
+// BeginWrite starts a streamed write (a tensor staged part by part, as
+// from a GPU); WriterChunk tells the part alignment.
+func BeginWrite(h int64, key, dtype, shape, codecName string, gpu int) (int64, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return 0, err
+	}
+	m, err := ParseMeta(dtype, shape)
+	if err != nil {
+		return 0, err
+	}
+	w, err := s.BeginWrite(gpuContext(gpu), key, m, codecName)
+	if err != nil {
+		return 0, err
+	}
+	return writers.add(&writer{w, gpu}), nil
+}
+
+// WriterChunk is the byte alignment of a streamed write's parts.
+func WriterChunk(wh int64) (int64, error) {
+	w, err := writers.get(wh)
+	if err != nil {
+		return 0, err
+	}
+	return w.ChunkSize(), nil
+}
+
+// WritePart codes the tensor bytes at offset off.
+func WritePart(wh, off int64, part []byte) error {
+	w, err := writers.get(wh)
+	if err != nil {
+		return err
+	}
+	return w.WriteAt(part, off)
+}
+
+// CommitWrite stores a streamed write and releases its handle.
+func CommitWrite(wh int64) error {
+	w, err := writers.take(wh)
+	if err != nil {
+		return err
+	}
+	return w.Commit(context.Background())
+}
+
+// AbortWrite drops a streamed write.
+func AbortWrite(wh int64) { writers.take(wh) }
+
+// FetchChunk is the chunk size a fetched frame's ranges align to.
+func FetchChunk(fh int64) (int64, error) {
+	f, err := fetches.get(fh)
+	if err != nil {
+		return 0, err
+	}
+	return int64(f.Header.ChunkSize), nil
+}
+
+// DecodeRange decodes tensor bytes [off, off+len(dst)) of a fetched frame;
+// the handle stays valid until Release.
+func DecodeRange(fh, off int64, dst []byte, gpu int) error {
+	f, err := fetches.get(fh)
+	if err != nil {
+		return err
+	}
+	return f.DecodeRange(off, dst, pinFor(gpu))
 }

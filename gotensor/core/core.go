@@ -93,6 +93,44 @@ func (s *Store) encode(meta tensor.Meta, raw []byte, spec string, pin parallel.P
 	return frame.Encode(meta, raw, spec, opt)
 }
 
+// Writer streams a tensor into the store part by part (see
+// frame.Encoder); nothing is visible under the key until Commit.
+type Writer struct {
+	s   *Store
+	key string
+	*frame.Encoder
+}
+
+// BeginWrite starts a streamed write. "auto" picks by dtype alone (planes
+// for floats, else none): the bytes are not there yet to sample.
+func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, spec string) (*Writer, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if spec == "auto" {
+		spec = "none"
+		if c, _ := codec.ByName("planes"); c.Supports(meta.DType) {
+			spec = "planes"
+		}
+	}
+	opt := s.Frame
+	opt.Pin = pinOf(ctx)
+	e, err := frame.NewEncoder(meta, spec, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{s: s, key: key, Encoder: e}, nil
+}
+
+// Commit stores the frame once every part is written.
+func (w *Writer) Commit(ctx context.Context) error {
+	f, err := w.Finish()
+	if err != nil {
+		return err
+	}
+	return w.s.st.Put(ctx, w.key, f)
+}
+
 // Fetched is a frame read from a store, header validated, not yet decoded.
 type Fetched struct {
 	Header *frame.Header
@@ -116,6 +154,12 @@ func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
 // DecodeInto decodes the fetched tensor into dst (exactly its byte size).
 func (f *Fetched) DecodeInto(dst []byte) error {
 	return frame.DecodeWithHeader(f.Header, f.frame, dst, f.pin)
+}
+
+// DecodeRange decodes the tensor bytes [off, off+len(dst)), which must be
+// whole chunks (Header.ChunkSize), into dst.
+func (f *Fetched) DecodeRange(off int64, dst []byte, pin parallel.Pin) error {
+	return frame.DecodeRange(f.Header, f.frame, off, dst, pin)
 }
 
 // DecodeIntoPinned is DecodeInto with its workers pinned by pin.

@@ -173,19 +173,6 @@ func DecodeWithHeader(h *Header, frame []byte, dst []byte, pin parallel.Pin) err
 	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
 	cs := int64(h.ChunkSize)
 	return parallel.ForBytesPinned(len(h.Chunks), h.RawSize, pin, func(i int) error {
-		src := frame[offs[i]:offs[i+1]]
-		if crc32c(src) != h.Chunks[i].CRC {
-			return corrupt("chunk %d checksum mismatch", i)
-		}
-		out := dst[int64(i)*cs : int64(i)*cs+int64(h.RawChunkLen(i))]
-		if len(src) == len(out) {
-			copy(out, src)
-			return nil
-		}
-		err := c.Decode(out, src, in, h.Chunks[i].Aux)
-		if err != nil && errs.KindOf(err) == errs.Internal {
-			err = errs.Wrap(errs.CorruptData, err, "chunk %d", i)
-		}
-		return err
+		return decodeChunk(c, in, h.Chunks[i], frame[offs[i]:offs[i+1]], dst[int64(i)*cs:int64(i)*cs+int64(h.RawChunkLen(i))], i)
 	})
 }

@@ -150,6 +150,53 @@ func Completions(timeoutMs int64) (recs string, err error) {
 	return binding.Completions(timeoutMs), nil
 }
 
+// Streamed writes and ranged reads stage CUDA tensors through small pinned
+// host buffers, overlapping the copies with coding.
+
+func BeginWrite(h int64, key, dtype, shape, codec string, gpu int64) (wh int64, err error) {
+	defer errs.Recover(&err)
+	return binding.BeginWrite(h, key, dtype, shape, codec, int(gpu))
+}
+
+func WriterChunk(wh int64) (n int64, err error) {
+	defer errs.Recover(&err)
+	return binding.WriterChunk(wh)
+}
+
+func StartWritePart(wh, off int64, ptr uintptr, n int64) (op int64, err error) {
+	defer errs.Recover(&err)
+	part, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartWritePart(wh, off, part), nil
+}
+
+func CommitWrite(wh int64) (err error) {
+	defer errs.Recover(&err)
+	return binding.CommitWrite(wh)
+}
+
+func AbortWrite(wh int64) (err error) {
+	defer errs.Recover(&err)
+	binding.AbortWrite(wh)
+	return nil
+}
+
+func FetchChunk(fh int64) (n int64, err error) {
+	defer errs.Recover(&err)
+	return binding.FetchChunk(fh)
+}
+
+func StartDecodeRange(fh, off int64, ptr uintptr, n int64, gpu int64) (op int64, err error) {
+	defer errs.Recover(&err)
+	dst, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartDecodeRange(fh, off, dst, int(gpu)), nil
+}
+
 // Panic exists for tests: it proves a Go panic becomes a Python exception.
 func Panic() (err error) {
 	defer errs.Recover(&err)

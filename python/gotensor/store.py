@@ -21,6 +21,17 @@ except ImportError:
     _numpy = None
 
 
+def _staged(t) -> bool:
+    """Whether a tensor moves through the pinned two-buffer pipeline."""
+    return (_torch is not None and _torch.is_tensor(t) and t.device.type == "cuda"
+            and t.numel() * t.element_size() >= _staging().STAGED_MIN)
+
+
+def _staging():
+    from . import _staging as st
+    return st
+
+
 def _host_view(obj) -> HostView:
     if _torch is not None and _torch.is_tensor(obj):
         return _torch.host_view(obj)
@@ -65,6 +76,18 @@ def _codec(codec) -> str:
     return codec
 
 
+_executor = None
+
+
+def _staging_executor():
+    """Threads that drive the CUDA staging pipelines of async calls."""
+    global _executor
+    if _executor is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="gotensor-staging")
+    return _executor
+
+
 class Store:
     """A tensor store. Open one with gotensor.open(url); the module-level
     functions use an embedded mem:// store."""
@@ -100,6 +123,11 @@ class Store:
     def write_tensor(self, key: str, tensor, *, codec: str = "none") -> None:
         """Encode tensor with codec and store it under key (replacing any
         previous value). Go reads the tensor's memory in place."""
+        if _staged(tensor):
+            t = tensor.detach().resolve_conj().resolve_neg().contiguous()
+            _staging().write_staged(self._handle, _key(key), t, _torch.dtype_name(t.dtype),
+                                    ",".join(map(str, t.shape)), _codec(codec), _torch.gpu_index(t.device))
+            return
         v = _host_view(tensor)
         errors.call(native.write, self._handle, _key(key), v.ptr, v.nbytes, v.dtype, v.shape, _codec(codec), v.gpu)
 
@@ -118,6 +146,10 @@ class Store:
         (its dtype and shape must match) and return it; otherwise return a
         new torch tensor (numpy array without torch), on device if given."""
         h, key = self._handle, _key(key)
+        if out is not None and _staged(out):
+            return self._read_staged(h, key, out=out)
+        if out is None and device is not None and _torch is not None and _torch.torch.device(device).type == "cuda":
+            return self._read_staged(h, key, device=device)
         if out is not None:
             view, finish = _out_view(out)
             errors.call(native.read_into, h, key, view.ptr, view.nbytes, view.dtype, view.shape, view.gpu)
@@ -125,6 +157,32 @@ class Store:
                 finish()
             return out
         return self._fetch_decode(h, key, device, as_numpy=False)
+
+    def _read_staged(self, h, key, out=None, device=None):
+        fh, dtype, shape = parse_desc(errors.call(native.fetch, h, key))
+        try:
+            if out is not None:
+                want = (_torch.dtype_name(out.dtype), tuple(out.shape))
+                if want != (dtype, shape):
+                    raise errors.InvalidArgument(f"key {key!r} holds {dtype}{list(shape)}, destination is "
+                                                 f"{want[0]}{list(want[1])}")
+                dst = out if out.is_contiguous() else _torch.torch.empty_like(out, memory_format=_torch.torch.contiguous_format)
+            else:
+                dst = _torch.torch.empty(shape, dtype=_torch.torch_dtype(dtype), device=device)
+            if dst.numel() * dst.element_size() < _staging().STAGED_MIN:  # small: one pinned copy
+                view, finish = _torch.new_tensor(dtype, shape, device)
+                errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu)
+                fh = 0
+                dst.copy_(finish())
+            else:
+                staged_fh, fh = fh, 0  # read_staged releases it
+                _staging().read_staged(staged_fh, dst, _torch.gpu_index(dst.device))
+        finally:
+            if fh:
+                native.release(fh)
+        if out is not None and dst is not out:
+            out.copy_(dst)
+        return out if out is not None else dst
 
     def read_array(self, key: str):
         """Read the tensor under key as a numpy array."""
@@ -143,6 +201,9 @@ class Store:
     def read_tensor_async(self, key: str, *, out=None, device=None) -> Future:
         """read_tensor on Go goroutines; the future's result is the tensor."""
         h, key = self._handle, _key(key)
+        if (out is not None and _staged(out)) or (out is None and device is not None and _torch is not None
+                                                  and _torch.torch.device(device).type == "cuda"):
+            return _staging_executor().submit(self.read_tensor, key, out=out, device=device)
         if out is not None:
             view, finish = _out_view(out)
 

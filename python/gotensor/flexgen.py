@@ -1,0 +1,283 @@
+"""FlexGen integration: offload weights and KV cache through gotensor.
+
+    import gotensor.flexgen as gtf
+    gtf.install()                                   # once, before building the model
+    env = gtf.execution_env("file:///nvme/offload")  # or mem://, tcp://...
+    model = OptLM(config, env, weights_path, policy) # policy's disk percentages now go to gotensor
+
+GoTensorDevice is a flexgen TorchDisk (device type DISK), so every FlexGen
+dispatch path (general_copy, TorchMixedDevice, TorchCompressedDevice) reaches
+it unchanged. A tensor on it is a key in a gotensor store; its TorchTensor's
+.data holds the key. Uncompressed tensors are stored with the lossless
+`planes` codec (floats) or `auto`; with policy.compress_weight /
+compress_cache, FlexGen's TorchCompressedDevice hands the device exactly the
+data and scale tensors of gotensor's q4 format, which are stored as they
+are. Copies never touch CUDA unless a side of them is on a GPU.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any
+
+import numpy as np
+import torch
+
+import gotensor
+from flexgen import pytorch_backend as pb
+from flexgen.pytorch_backend import DeviceType, TorchDisk, TorchTensor
+from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
+
+__all__ = ["GoTensorDevice", "install", "uninstall", "execution_env"]
+
+_FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
+
+
+class GoTensorDevice(TorchDisk):
+    """A FlexGen disk device backed by a gotensor store URL."""
+
+    def __init__(self, url: str = "mem://", *, store: gotensor.Store | None = None, codec: str = "planes",
+                 prefix: str | None = None, num_copy_threads: int = 4) -> None:
+        pb.fix_recursive_import()
+        self.store = store if store is not None else gotensor.open(url)
+        self._own_store = store is None
+        self.name = self.path = url
+        self.mem_capacity = None
+        self.device_type = DeviceType.DISK
+        self.compressed_device = pb.TorchCompressedDevice(self)
+        self.links: dict = {}
+        self.codec = codec
+        self.prefix = prefix if prefix is not None else f"flexgen/{id(self):x}/"
+        self._meta: dict[str, tuple[tuple, torch.dtype]] = {}  # allocated, maybe not yet written
+        self._meta_lock = threading.Lock()
+        self._errors: list[BaseException] = []
+        # One queue per worker; a key always goes to the same worker, so the
+        # operations on one tensor run in the order FlexGen submitted them.
+        self._queues = [queue.Queue() for _ in range(max(1, num_copy_threads))]
+        self.copy_queue = self._queues[0]  # what TorchDisk.__del__ looks at
+        self.copy_threads = [threading.Thread(target=self._worker, args=(q,), daemon=True, name="gotensor-flexgen")
+                             for q in self._queues]
+        for t in self.copy_threads:
+            t.start()
+        self.stats = {"reads": 0, "writes": 0, "read_bytes": 0, "written_bytes": 0}
+        pb.global_disk_device = self
+
+    # -- FlexGen's device interface ---------------------------------------------
+    def allocate(self, shape, dtype, pin_memory=None, name=None):
+        name = name or TorchTensor.next_name()
+        key = self.prefix + name
+        shape = tuple(int(d) for d in shape)
+        tdtype = np_dtype_to_torch_dtype[dtype]
+        with self._meta_lock:
+            self._meta[key] = (shape, tdtype)
+        return TorchTensor(shape, tdtype, key, self, name=name)
+
+    def delete(self, tensor):
+        key = tensor.data
+        # queued behind every copy already submitted for the key: FlexGen may
+        # delete a tensor whose asynchronous copy has not run yet
+        self._submit(key, self._delete_now, key)
+
+    def init_cache_one_gpu_batch(self, config, task, policy):
+        shape = (task.prompt_len + task.gen_len - 1, policy.gpu_batch_size * config.n_head,
+                 config.input_dim // config.n_head)
+        dtype = np.float16 if config.dtype == np.float16 else config.dtype
+        return self.allocate(shape, dtype), self.allocate(shape, dtype)
+
+    def submit_copy(self, dst, dst_indices, src, src_indices):
+        if src.device is self and dst.device is self:
+            data = self._load(src.data)
+            part = pb.vector_gather(data, src_indices) if torch.is_tensor(src_indices) else \
+                (data[src_indices] if src_indices else data)
+            self._submit(dst.data, self._store_part, dst.data, dst_indices, part.clone())
+        elif dst.device is self:
+            # snapshot now: FlexGen may free or reuse the source before the copy runs
+            src_data = pb.map_to_torch_tensor(src, src_indices)
+            snap = src_data.to("cpu", copy=True) if src_data.device.type != "cpu" else src_data.clone()
+            self._submit(dst.data, self._store_part, dst.data, dst_indices, snap)
+        elif src.device is self:
+            self._submit(src.data, self._load_part, src.data, src_indices, dst, dst_indices)
+        else:
+            raise gotensor.InvalidArgument("GoTensorDevice.submit_copy: neither side is on this device")
+
+    def synchronize(self):
+        for q in self._queues:
+            q.join()
+        if self._errors:
+            err, self._errors = self._errors[0], []
+            raise err
+
+    def close_copy_threads(self):
+        if not self._queues:
+            return
+        for q in self._queues:
+            q.put(None)
+        for t in self.copy_threads:
+            t.join()
+        self._queues, self.copy_queue = [], None
+
+    def add_link(self, link):
+        dst = link.b if link.a == self else link.a
+        self.links[dst] = link
+
+    def mem_stats(self):
+        """Bytes this device holds in the store, and its peak (FlexGen reports
+        (current, peak) per device)."""
+        used = sum(self.store.stat(k)["stored_bytes"] for k in self.store.keys(self.prefix))
+        return used, used
+
+    def print_stats(self):
+        used, _ = self.mem_stats()
+        print(f"GoTensorDevice {self.name}: {len(self.keys())} tensors, {used / 2**20:.1f} MiB stored; "
+              f"{self.stats['reads']} reads ({self.stats['read_bytes'] / 2**20:.1f} MiB), "
+              f"{self.stats['writes']} writes ({self.stats['written_bytes'] / 2**20:.1f} MiB)")
+
+    # -- gotensor side ------------------------------------------------------------
+    def keys(self) -> list[str]:
+        """The keys this device holds in the store."""
+        return self.store.keys(self.prefix)
+
+    def clear(self) -> None:
+        """Delete every tensor this device wrote."""
+        self.synchronize()
+        for k in self.keys():
+            self.store.delete(k)
+        with self._meta_lock:
+            self._meta.clear()
+
+    def close(self) -> None:
+        self.close_copy_threads()
+        if self._own_store:
+            self.store.close()
+
+    def __del__(self):
+        try:
+            self.close_copy_threads()
+        except Exception:
+            pass
+
+    def load_from_np(self, tensor: TorchTensor, array: np.ndarray) -> None:
+        self._submit(tensor.data, self._store_part, tensor.data, None, torch.from_numpy(np.ascontiguousarray(array)))
+        self.synchronize()
+
+    # -- the work, on the copy threads ---------------------------------------------
+    def _submit(self, key, fn, *args):
+        if not self._queues:
+            raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
+        self._queues[hash(key) % len(self._queues)].put((fn, args))
+
+    def _worker(self, q):
+        while True:
+            item = q.get()
+            try:
+                if item is None:
+                    return
+                fn, args = item
+                fn(*args)
+            except BaseException as e:  # re-raised by synchronize()
+                self._errors.append(e)
+            finally:
+                q.task_done()
+
+    def _codec_for(self, dtype):
+        return self.codec if dtype in _FLOATS else "auto"
+
+    def _load(self, key) -> torch.Tensor:
+        with self._meta_lock:
+            shape, dtype = self._meta.get(key, (None, None))
+        if self.store.exists(key):
+            t = self.store.read_tensor(key)
+            self.stats["reads"] += 1
+            self.stats["read_bytes"] += t.numel() * t.element_size()
+            return t
+        if shape is None:
+            raise gotensor.KeyNotFound(f"key {key!r} was never allocated on this device")
+        return torch.zeros(shape, dtype=dtype)  # allocated, never written: a new file is zeros too
+
+    def _load_part(self, key, src_indices, dst, dst_indices):
+        data = self._load(key)
+        part = pb.vector_gather(data, src_indices) if torch.is_tensor(src_indices) else \
+            (data[src_indices] if src_indices else data)
+        pb.map_to_torch_tensor(dst, dst_indices).copy_(part)
+
+    def _store_part(self, key, dst_indices, data: torch.Tensor):
+        with self._meta_lock:
+            shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
+        whole = dst_indices is None or (tuple(data.shape) == shape and all(
+            s.start in (0, None) and s.stop in (d, None) for s, d in zip(dst_indices, shape)))
+        if whole:
+            full = data.reshape(shape).to(dtype)
+        else:  # a slice (a KV cache append): read, modify, write
+            full = self._load(key).clone()
+            full[dst_indices] = data.to(dtype)
+        self.store.write_tensor(key, full, codec=self._codec_for(dtype))
+        self.stats["writes"] += 1
+        self.stats["written_bytes"] += full.numel() * full.element_size()
+
+    def _delete_now(self, key):
+        with self._meta_lock:
+            self._meta.pop(key, None)
+        try:
+            self.store.delete(key)
+        except gotensor.KeyNotFound:
+            pass  # allocated but never written
+
+
+# -- patches ---------------------------------------------------------------------
+
+_originals: dict[str, Any] = {}
+
+
+def install() -> None:
+    """Patch flexgen so that tensors on a GoTensorDevice load from numpy
+    through gotensor, and compressed or mixed tensors free their parts
+    (FlexGen's own TorchDisk leaks those files)."""
+    if _originals:
+        return
+    pb.fix_recursive_import()
+    _originals.update(load_from_np=TorchTensor.load_from_np, load_from_np_file=TorchTensor.load_from_np_file,
+                      delete=TorchTensor.delete)
+
+    def load_from_np(self, np_array):
+        if isinstance(self.device, GoTensorDevice):
+            return self.device.load_from_np(self, np_array)
+        return _originals["load_from_np"](self, np_array)
+
+    def load_from_np_file(self, filename):
+        if isinstance(self.device, GoTensorDevice):
+            return self.device.load_from_np(self, np.load(filename))
+        return _originals["load_from_np_file"](self, filename)
+
+    def delete(self):
+        dev = self.device
+        if dev is not None and dev.device_type == DeviceType.COMPRESSED:
+            for part in self.data[:2]:
+                if part.device is not None and isinstance(part.device, GoTensorDevice):
+                    part.delete()
+        elif dev is not None and dev.device_type == DeviceType.MIXED:
+            for part in self.data[0]:
+                if part is not None and part.device is not None:
+                    part.delete()
+        return _originals["delete"](self)
+
+    TorchTensor.load_from_np = load_from_np
+    TorchTensor.load_from_np_file = load_from_np_file
+    TorchTensor.delete = delete
+
+
+def uninstall() -> None:
+    """Undo install()."""
+    for name, fn in _originals.items():
+        setattr(TorchTensor, name, fn)
+    _originals.clear()
+
+
+def execution_env(url: str = "mem://", *, codec: str = "planes", gpu: str | None = None, **device_args) -> ExecutionEnv:
+    """FlexGen's ExecutionEnv with a GoTensorDevice as its disk. gpu defaults
+    to cuda:0, or to the CPU where there is no CUDA."""
+    install()
+    compute = pb.TorchDevice(gpu or ("cuda:0" if torch.cuda.is_available() else "cpu"))
+    cpu = pb.TorchDevice("cpu")
+    disk = GoTensorDevice(url, codec=codec, **device_args)
+    return ExecutionEnv(gpu=compute, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([compute, cpu, disk]))

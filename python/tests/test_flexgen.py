@@ -1,0 +1,109 @@
+"""FlexGen's OptLM on CPU, offloading through FlexGen's TorchDisk and through
+gotensor's GoTensorDevice: the tokens must be identical and the store empty
+afterwards."""
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("flexgen")
+
+from flexgen.compression import CompressionConfig  # noqa: E402
+from flexgen.flex_opt import OptLM, Policy  # noqa: E402
+from flexgen import pytorch_backend as pb  # noqa: E402
+from flexgen.utils import ExecutionEnv  # noqa: E402
+
+import gotensor  # noqa: E402
+import gotensor.flexgen as gtf  # noqa: E402
+from flexgen_cpu import cpu_shim, tiny_opt  # noqa: E402
+
+POLICIES = {
+    #                      w: gpu cpu   cache: gpu cpu   compress cache
+    "weights-on-store": ((0, 0), (100, 0), False),
+    "cache-on-store": ((100, 0), (0, 0), False),
+    "mixed": ((30, 30), (30, 30), False),
+    "compressed-cache": ((100, 0), (0, 0), True),
+}
+
+
+def policy(w, c, compress_cache):
+    comp = CompressionConfig(num_bits=4, group_size=16, group_dim=2, symmetric=False)
+    wcomp = CompressionConfig(num_bits=4, group_size=16, group_dim=0, symmetric=False)
+    return Policy(gpu_batch_size=2, num_gpu_batches=1, w_gpu_percent=w[0], w_cpu_percent=w[1],
+                  cache_gpu_percent=c[0], cache_cpu_percent=c[1], act_gpu_percent=100, act_cpu_percent=0,
+                  overlap=True, sep_layer=True, pin_weight=False, cpu_cache_compute=False, attn_sparsity=1.0,
+                  compress_weight=False, comp_weight_config=wcomp, compress_cache=compress_cache,
+                  comp_cache_config=comp)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("opt")
+    return str(d), tiny_opt(str(d))
+
+
+def run(env, model_dir, pol):
+    path, cfg = model_dir
+    prompts = np.array([[2, 15, 27, 33, 101, 7], [2, 99, 14, 250, 3, 44]], dtype=np.int64)
+    model = OptLM(cfg, env, path, pol)
+    try:
+        out = model.generate(prompts, max_new_tokens=8, do_sample=False)
+    finally:
+        model.delete_all_weights()
+        env.disk.synchronize()
+    return out
+
+
+def torch_disk_env(tmp_path):
+    gpu = cpu = pb.TorchDevice("cpu")
+    disk = pb.TorchDisk(str(tmp_path / "flexgen-disk"))
+    return ExecutionEnv(gpu=gpu, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([gpu, cpu, disk]))
+
+
+@pytest.mark.parametrize("name", list(POLICIES))
+@pytest.mark.parametrize("url", ["mem://", "file"])
+def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, url):
+    pol = policy(*POLICIES[name])
+    with cpu_shim():
+        ref_env = torch_disk_env(tmp_path)
+        try:
+            ref = run(ref_env, model_dir, pol)
+        finally:
+            ref_env.close_copy_threads()
+        gtf.install()
+        env = gtf.execution_env(url if url != "file" else f"file://{tmp_path}/store")
+        try:
+            out = run(env, model_dir, pol)
+            assert env.disk.stats["writes"] > 0, "nothing went through gotensor"
+            left = env.disk.keys()
+        finally:
+            env.disk.close()
+    assert np.array_equal(out, ref), (out, ref)
+    assert left == [], f"{len(left)} keys left behind: {left[:5]}"
+
+
+def test_device_reraises_worker_errors_from_synchronize():
+    dev = gtf.GoTensorDevice("mem://")
+    try:
+        t = dev.allocate((4,), np.float32)
+        dev.submit_copy(pb.TorchTensor((8,), torch.float32, torch.zeros(8), pb.TorchDevice("cpu")), None, t, None)
+        with pytest.raises(Exception):
+            dev.synchronize()
+        dev.synchronize()  # the error was reported once
+    finally:
+        dev.close()
+
+
+def test_copy_snapshots_the_source_at_submit():
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://")
+    try:
+        src = torch.arange(6, dtype=torch.float32)
+        dst = dev.allocate((6,), np.float32)
+        dev.submit_copy(dst, None, pb.TorchTensor((6,), torch.float32, src, cpu), None)
+        src.fill_(-1)  # FlexGen reuses or frees buffers right after submitting
+        dev.synchronize()
+        assert torch.equal(dev.store.read_tensor(dst.data), torch.arange(6, dtype=torch.float32))
+        assert dev.store.stat(dst.data)["codec"] == "planes"
+    finally:
+        dev.close()

@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/build/bin:$(PATH)
 # go-nvml's generated bindings call functions newer NVML headers deprecate
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check flexgen-gpu native clean
 
 all: install
 
@@ -46,6 +46,10 @@ bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib a
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json
+
+flexgen-gpu: install  ## on a CUDA machine: FlexGen tokens/s, weights on gotensor vs on TorchDisk
+	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
+	$(PYTHON) bench/flexgen_gpu.py --json bench/results/flexgen_gpu.json
 
 native:             ## build the extension into python/gotensor/_native for in-tree work
 	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"

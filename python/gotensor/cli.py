@@ -55,12 +55,27 @@ def _cpus(cpus) -> str:
     return ",".join(out) or "-"
 
 
+def _load(args) -> int:
+    from .load import load
+    r = load(args.src, args.to, prefix=args.prefix, codec=args.codec, progress=not args.quiet)
+    print(f"loaded {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB -> {r['stored_bytes'] / 1e6:.1f} MB "
+          f"stored in {args.to} ({r['seconds']:.1f} s)")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="gotensor", description="Tensor offloading through a Go core.")
     sub = p.add_subparsers(dest="cmd", required=True)
     pi = sub.add_parser("info", help="describe this build and machine")
     pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.set_defaults(fn=_info)
+    pl = sub.add_parser("load", help="load a model's weights (.safetensors or a FlexGen -np directory) into a store")
+    pl.add_argument("src", help="a .safetensors file or a FlexGen <model>-np directory")
+    pl.add_argument("--to", required=True, metavar="URL", help="store URL, e.g. file:///data/weights or mem://")
+    pl.add_argument("--prefix", default="", help="prepended to every tensor name")
+    pl.add_argument("--codec", default="auto", help="codec for every tensor (default auto)")
+    pl.add_argument("--quiet", action="store_true", help="no progress bar")
+    pl.set_defaults(fn=_load)
     args = p.parse_args(argv)
     try:
         return args.fn(args)

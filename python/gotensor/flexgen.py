@@ -17,6 +17,7 @@ are. Copies never touch CUDA unless a side of them is on a GPU.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from typing import Any
@@ -29,7 +30,7 @@ from flexgen import pytorch_backend as pb
 from flexgen.pytorch_backend import DeviceType, TorchDisk, TorchTensor
 from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 
-__all__ = ["GoTensorDevice", "install", "uninstall", "execution_env"]
+__all__ = ["GoTensorDevice", "install", "uninstall", "execution_env", "read_weights_from"]
 
 _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
 
@@ -227,6 +228,23 @@ class GoTensorDevice(TorchDisk):
 # -- patches ---------------------------------------------------------------------
 
 _originals: dict[str, Any] = {}
+_weights: list = []  # [(store, prefix)]: where FlexGen's -np weight files are read from instead
+
+
+def read_weights_from(url_or_store, prefix: str = "") -> None:
+    """Serve FlexGen's weight files from a store filled by `gotensor load`:
+    a weight file <dir>/<name>-np/<tensor> is read from key prefix+<tensor>
+    when that key exists, and FlexGen no longer downloads missing weights."""
+    store = url_or_store if isinstance(url_or_store, gotensor.Store) else gotensor.open(url_or_store)
+    _weights[:] = [(store, prefix)]
+
+
+def _weight_from_store(filename: str):
+    for store, prefix in _weights:
+        key = prefix + os.path.basename(filename)
+        if store.exists(key):
+            return store.read_tensor(key).numpy()
+    return None
 
 
 def install() -> None:
@@ -245,6 +263,9 @@ def install() -> None:
         return _originals["load_from_np"](self, np_array)
 
     def load_from_np_file(self, filename):
+        arr = _weight_from_store(filename)
+        if arr is not None:
+            return self.load_from_np(arr)
         if isinstance(self.device, GoTensorDevice):
             return self.device.load_from_np(self, np.load(filename))
         return _originals["load_from_np_file"](self, filename)
@@ -261,22 +282,37 @@ def install() -> None:
                     part.delete()
         return _originals["delete"](self)
 
+    from flexgen import flex_opt
+    _originals["download_opt_weights"] = flex_opt.download_opt_weights
+
+    def download_opt_weights(model_name, path):
+        if _weights:  # served from the store: nothing to download
+            return
+        return _originals["download_opt_weights"](model_name, path)
+
     TorchTensor.load_from_np = load_from_np
     TorchTensor.load_from_np_file = load_from_np_file
     TorchTensor.delete = delete
+    flex_opt.download_opt_weights = download_opt_weights
 
 
 def uninstall() -> None:
     """Undo install()."""
+    from flexgen import flex_opt
     for name, fn in _originals.items():
-        setattr(TorchTensor, name, fn)
+        setattr(flex_opt if name == "download_opt_weights" else TorchTensor, name, fn)
     _originals.clear()
+    _weights.clear()
 
 
-def execution_env(url: str = "mem://", *, codec: str = "planes", gpu: str | None = None, **device_args) -> ExecutionEnv:
+def execution_env(url: str = "mem://", *, codec: str = "planes", gpu: str | None = None,
+                  weights: str | None = None, weights_prefix: str = "", **device_args) -> ExecutionEnv:
     """FlexGen's ExecutionEnv with a GoTensorDevice as its disk. gpu defaults
-    to cuda:0, or to the CPU where there is no CUDA."""
+    to cuda:0, or to the CPU where there is no CUDA. weights: a store URL
+    filled by `gotensor load` to read the model's weights from."""
     install()
+    if weights is not None:
+        read_weights_from(weights, weights_prefix)
     compute = pb.TorchDevice(gpu or ("cuda:0" if torch.cuda.is_available() else "cpu"))
     cpu = pb.TorchDevice("cpu")
     disk = GoTensorDevice(url, codec=codec, **device_args)

@@ -107,3 +107,53 @@ def test_copy_snapshots_the_source_at_submit():
         assert dev.store.stat(dst.data)["codec"] == "planes"
     finally:
         dev.close()
+
+
+def test_gotensor_load_then_flexgen_reads_weights_from_the_store(tmp_path, model_dir):
+    """`gotensor load <model>-np --to URL`, then OptLM runs with no -np directory at all."""
+    import shutil
+    import subprocess
+    import sys
+    path, cfg = model_dir
+    url = f"file://{tmp_path}/weights"
+    r = subprocess.run([sys.executable, "-m", "gotensor", "load", f"{path}/{cfg.name}-np", "--to", url,
+                        "--prefix", "opt/"], capture_output=True, text=True, check=True)
+    assert "loaded" in r.stdout and "tensors" in r.stderr  # a summary and a progress bar
+    pol = policy(*POLICIES["weights-on-store"])
+    with cpu_shim():
+        ref_env = gtf.execution_env("mem://")
+        try:
+            ref = run(ref_env, model_dir, pol)
+        finally:
+            ref_env.disk.close()
+        empty = tmp_path / "no-weights-here"
+        env = gtf.execution_env("mem://", weights=url, weights_prefix="opt/")
+        try:
+            out = run(env, (str(empty), cfg), pol)
+        finally:
+            env.disk.close()
+            gtf.uninstall()
+    assert not empty.exists()
+    assert np.array_equal(out, ref)
+
+
+def test_load_safetensors(tmp_path):
+    import json
+    import struct
+    from gotensor.load import load
+    tensors = {"a": torch.randn(3, 4).to(torch.bfloat16), "b": torch.arange(5, dtype=torch.int64)}
+    header, blobs, off = {}, b"", 0
+    for name, t in tensors.items():
+        raw = t.contiguous().view(torch.uint8).numpy().tobytes()
+        header[name] = {"dtype": {"bfloat16": "BF16", "int64": "I64"}[str(t.dtype)[6:]], "shape": list(t.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs += raw
+        off += len(raw)
+    h = json.dumps(header).encode()
+    (tmp_path / "m.safetensors").write_bytes(struct.pack("<Q", len(h)) + h + blobs)
+    r = load(str(tmp_path / "m.safetensors"), f"file://{tmp_path}/s", progress=False)
+    assert r["tensors"] == 2
+    with gotensor.open(f"file://{tmp_path}/s") as s:
+        assert torch.equal(s.read_tensor("a"), tensors["a"]) and torch.equal(s.read_tensor("b"), tensors["b"])
+    with pytest.raises(gotensor.InvalidArgument):
+        load(str(tmp_path / "missing.safetensors"), "mem://", progress=False)

@@ -7,7 +7,7 @@ export PATH := $(CURDIR)/build/bin:$(PATH)
 # go-nvml's generated bindings call functions newer NVML headers deprecate
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check flexgen-gpu native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check flexgen-gpu dist native clean
 
 all: install
 
@@ -30,6 +30,7 @@ FUZZTIME ?= 5s
 fuzz:               ## run every Go fuzz target for FUZZTIME from its seed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(FUZZTIME) ./gotensor/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./gotensor/frame
+	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(FUZZTIME) ./gotensor/transport
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
@@ -50,6 +51,11 @@ gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch
 flexgen-gpu: install  ## on a CUDA machine: FlexGen tokens/s, weights on gotensor vs on TorchDisk
 	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
 	$(PYTHON) bench/flexgen_gpu.py --json bench/results/flexgen_gpu.json
+
+dist:               ## the pure-Go memory node for linux/amd64 and linux/arm64 (a BlueField's Arm cores)
+	mkdir -p dist
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -o dist/gotensor-serve-linux-amd64 ./cmd/gotensor-serve
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -o dist/gotensor-serve-linux-arm64 ./cmd/gotensor-serve
 
 native:             ## build the extension into python/gotensor/_native for in-tree work
 	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"

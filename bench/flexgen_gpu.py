@@ -16,25 +16,10 @@ import numpy as np
 import torch
 
 
-def write_weights(path, cfg, seed=0):
-    rng = np.random.default_rng(seed)
-    h, v, s = cfg.input_dim, cfg.vocab_size, cfg.max_seq_len
-    shapes = {"decoder.embed_tokens.weight": (v, h), "decoder.embed_positions.weight": (s + 2, h),
-              "decoder.layer_norm.weight": (h,), "decoder.layer_norm.bias": (h,)}
-    for i in range(cfg.num_hidden_layers):
-        p = f"decoder.layers.{i}."
-        for n in ("q_proj", "k_proj", "v_proj", "out_proj"):
-            shapes[p + f"self_attn.{n}.weight"], shapes[p + f"self_attn.{n}.bias"] = (h, h), (h,)
-        shapes[p + "self_attn_layer_norm.weight"] = shapes[p + "self_attn_layer_norm.bias"] = (h,)
-        shapes[p + "fc1.weight"], shapes[p + "fc1.bias"] = (4 * h, h), (4 * h,)
-        shapes[p + "fc2.weight"], shapes[p + "fc2.bias"] = (h, 4 * h), (h,)
-        shapes[p + "final_layer_norm.weight"] = shapes[p + "final_layer_norm.bias"] = (h,)
-    d = os.path.join(path, f"{cfg.name}-np")
-    os.makedirs(d, exist_ok=True)
-    for name, shape in shapes.items():
-        arr = (1 + 0.1 * rng.standard_normal(shape)) if name.endswith("norm.weight") else 0.02 * rng.standard_normal(shape)
-        with open(os.path.join(d, name), "wb") as f:
-            np.save(f, arr.astype(np.float16))
+def write_weights(path, cfg):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
+    from flexgen_cpu import write_opt_weights
+    write_opt_weights(path, cfg, dtype=np.float16, scale=0.02)
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/parallel"
+	"github.com/gotensor/gotensor/gotensor/transport"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -255,4 +256,25 @@ func DecodeRange(fh, off int64, dst []byte, gpu int) error {
 		return err
 	}
 	return f.DecodeRange(off, dst, pinFor(gpu))
+}
+
+var servers = &table[*transport.Server]{name: "server"}
+
+// Serve starts a memory node in the background and returns its handle
+// and address as "handle;host:port".
+func Serve(listen string, capacity int64, dir, tokenFile string) (string, error) {
+	s, err := transport.Start(transport.ServeOptions{Listen: listen, Capacity: capacity, Dir: dir, TokenFile: tokenFile})
+	if err != nil {
+		return "", err
+	}
+	return itoa(servers.add(s)) + ";" + s.Addr().String(), nil
+}
+
+// StopServe stops a memory node.
+func StopServe(h int64) error {
+	s, err := servers.take(h)
+	if err != nil {
+		return err
+	}
+	return s.Shutdown()
 }

@@ -54,29 +54,39 @@ func Encode(meta tensor.Meta, raw []byte, spec string, opt Options) ([]byte, err
 	return EncodeWith(meta, raw, c, param, opt)
 }
 
-// EncodeWith is Encode with a resolved codec and parameter.
-func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt Options) ([]byte, error) {
+// newHeader validates a tensor and codec and lays out the frame's header
+// (its chunk table still empty).
+func newHeader(meta tensor.Meta, c codec.Codec, param uint32, opt Options) (*Header, codec.Info, error) {
 	want, err := meta.NumBytes()
 	if err != nil {
-		return nil, err
-	}
-	if int64(len(raw)) != want {
-		return nil, errs.New(errs.InvalidArgument, "%s%v needs %d bytes, buffer has %d", meta.DType, meta.Shape, want, len(raw))
+		return nil, codec.Info{}, err
 	}
 	if !c.Supports(meta.DType) {
-		return nil, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
+		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
 	}
 	in := codec.Info{Meta: tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)}, Param: param}
 	cs, err := chunkSize(c, in, want, opt)
 	if err != nil {
-		return nil, err
+		return nil, codec.Info{}, err
 	}
 	if cs > 1<<32-1 {
-		return nil, errs.New(errs.InvalidArgument, "codec %s needs %d-byte chunks for %s%v; the frame allows 4 GiB", c.Name(), cs, meta.DType, meta.Shape)
+		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "codec %s needs %d-byte chunks for %s%v; the frame allows 4 GiB", c.Name(), cs, meta.DType, meta.Shape)
 	}
 	h := &Header{Meta: in.Meta, Codec: c.ID(), ChunkSize: uint32(cs), RawSize: want, CodecParam: param}
-	n := int(expectedChunks(want, uint32(cs)))
-	h.Chunks = make([]Chunk, n)
+	h.Chunks = make([]Chunk, expectedChunks(want, uint32(cs)))
+	return h, in, nil
+}
+
+// EncodeWith is Encode with a resolved codec and parameter.
+func EncodeWith(meta tensor.Meta, raw []byte, c codec.Codec, param uint32, opt Options) ([]byte, error) {
+	h, in, err := newHeader(meta, c, param, opt)
+	if err != nil {
+		return nil, err
+	}
+	want, cs, n := h.RawSize, int64(h.ChunkSize), len(h.Chunks)
+	if int64(len(raw)) != want {
+		return nil, errs.New(errs.InvalidArgument, "%s%v needs %d bytes, buffer has %d", meta.DType, meta.Shape, want, len(raw))
+	}
 	rawChunk := func(i int) []byte { return raw[int64(i)*cs : int64(i)*cs+int64(h.RawChunkLen(i))] }
 
 	// Phase 1: encode every chunk into its own buffer (none skips it).

@@ -32,26 +32,12 @@ func NewEncoder(meta tensor.Meta, spec string, opt Options) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	want, err := meta.NumBytes()
+	h, in, err := newHeader(meta, c, param, opt)
 	if err != nil {
 		return nil, err
 	}
-	if !c.Supports(meta.DType) {
-		return nil, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
-	}
-	in := codec.Info{Meta: tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)}, Param: param}
-	cs, err := chunkSize(c, in, want, opt)
-	if err != nil {
-		return nil, err
-	}
-	if cs > 1<<32-1 {
-		return nil, errs.New(errs.InvalidArgument, "codec %s needs %d-byte chunks; the frame allows 4 GiB", c.Name(), cs)
-	}
-	n := int(expectedChunks(want, uint32(cs)))
-	return &Encoder{
-		h: &Header{Meta: in.Meta, Codec: c.ID(), ChunkSize: uint32(cs), RawSize: want, CodecParam: param, Chunks: make([]Chunk, n)},
-		c: c, in: in, cs: cs, opt: opt, enc: make([][]byte, n), done: make([]bool, n),
-	}, nil
+	n := len(h.Chunks)
+	return &Encoder{h: h, c: c, in: in, cs: int64(h.ChunkSize), opt: opt, enc: make([][]byte, n), done: make([]bool, n)}, nil
 }
 
 // ChunkSize is the chunk size parts must align to.

@@ -7,6 +7,7 @@ package pybind
 import (
 	"github.com/gotensor/gotensor/gotensor/binding"
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/errs"
 
 	// GPU discovery and GPU-local pinning (NVML).
@@ -195,6 +196,22 @@ func StartDecodeRange(fh, off int64, ptr uintptr, n int64, gpu int64) (op int64,
 		return 0, err
 	}
 	return binding.StartDecodeRange(fh, off, dst, int(gpu)), nil
+}
+
+// Serve starts `gotensor serve` in the background: "handle;host:port".
+func Serve(listen string, capacity int64, dir, tokenFile string) (desc string, err error) {
+	defer errs.Recover(&err)
+	return binding.Serve(listen, capacity, dir, tokenFile)
+}
+
+func StopServe(h int64) (err error) {
+	defer errs.Recover(&err)
+	return binding.StopServe(h)
+}
+
+func ParseSize(s string) (n int64, err error) {
+	defer errs.Recover(&err)
+	return store.ParseSize(s)
 }
 
 // Panic exists for tests: it proves a Go panic becomes a Python exception.

@@ -57,8 +57,13 @@ def set_workers(n: int = 0) -> int:
     return errors.call(native.set_workers, n)
 
 
-def open(url: str = "mem://") -> Store:  # noqa: A001 - mirrors the built-in on purpose
-    """Open a store: mem://[name][?capacity=1GiB] or file:///dir[?capacity=...]."""
+def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A001 - mirrors the built-in
+    """Open a store: mem://[name][?capacity=1GiB], file:///dir[?capacity=...]
+    or tcp://host:port[?timeout=30s] (a `gotensor serve` node; token, or
+    GOTENSOR_TOKEN, proves the shared secret)."""
+    if token is not None:
+        from urllib.parse import quote
+        url += ("&" if "?" in url else "?") + "token=" + quote(token, safe="")
     return Store(url)
 
 

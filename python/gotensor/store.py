@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from concurrent.futures import Future
 from typing import Any, Iterator
 
@@ -96,7 +97,7 @@ class Store:
         if not isinstance(url, str):
             raise errors.InvalidArgument(f"store URL must be a str, got {type(url).__name__}")
         self._h = errors.call(native.open, url)
-        self.url = url
+        self.url = re.sub(r"([?&])token=[^&]*", r"\1token=***", url)  # never echo a secret
 
     # -- lifecycle -------------------------------------------------------------
     def close(self) -> None:

@@ -107,10 +107,8 @@ def cpu_shim():
             setattr(obj, name, val)
 
 
-def tiny_opt(path: str, seed: int = 0):
-    """A 2-layer random OPT (opt-125m's layout, small dims) in FlexGen's -np layout."""
-    cfg = get_opt_config("opt-125m", num_hidden_layers=2, hidden_size=64, input_dim=64, n_head=4,
-                         ffn_embed_dim=256, vocab_size=512, max_seq_len=64, dtype=np.float32)
+def write_opt_weights(path: str, cfg, dtype=np.float32, scale: float = 0.2, seed: int = 0) -> None:
+    """Random OPT weights for cfg in FlexGen's -np layout under path."""
     rng = np.random.default_rng(seed)
     h, v, s = cfg.input_dim, cfg.vocab_size, cfg.max_seq_len
     shapes = {"decoder.embed_tokens.weight": (v, h), "decoder.embed_positions.weight": (s + 2, h),
@@ -129,7 +127,14 @@ def tiny_opt(path: str, seed: int = 0):
     d = os.path.join(path, f"{cfg.name}-np")
     os.makedirs(d, exist_ok=True)
     for name, shape in shapes.items():
-        arr = (1.0 + 0.1 * rng.standard_normal(shape)) if name.endswith("norm.weight") else 0.2 * rng.standard_normal(shape)
+        arr = (1.0 + 0.1 * rng.standard_normal(shape)) if name.endswith("norm.weight") else scale * rng.standard_normal(shape)
         with open(os.path.join(d, name), "wb") as f:
-            np.save(f, arr.astype(np.float32))
+            np.save(f, arr.astype(dtype))
+
+
+def tiny_opt(path: str, seed: int = 0):
+    """A 2-layer random OPT (opt-125m's layout, small dims) in FlexGen's -np layout, float32."""
+    cfg = get_opt_config("opt-125m", num_hidden_layers=2, hidden_size=64, input_dim=64, n_head=4,
+                         ffn_embed_dim=256, vocab_size=512, max_seq_len=64, dtype=np.float32)
+    write_opt_weights(path, cfg, seed=seed)
     return cfg

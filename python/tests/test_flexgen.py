@@ -60,9 +60,17 @@ def torch_disk_env(tmp_path):
     return ExecutionEnv(gpu=gpu, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([gpu, cpu, disk]))
 
 
+@pytest.fixture(scope="module")
+def tcp_node():
+    from test_remote import Node
+    n = Node()
+    yield n
+    n.stop()
+
+
 @pytest.mark.parametrize("name", list(POLICIES))
-@pytest.mark.parametrize("url", ["mem://", "file"])
-def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, url):
+@pytest.mark.parametrize("url", ["mem://", "file", "tcp"])
+def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, url, request):
     pol = policy(*POLICIES[name])
     with cpu_shim():
         ref_env = torch_disk_env(tmp_path)
@@ -71,7 +79,11 @@ def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, 
         finally:
             ref_env.close_copy_threads()
         gtf.install()
-        env = gtf.execution_env(url if url != "file" else f"file://{tmp_path}/store")
+        if url == "tcp":
+            url = request.getfixturevalue("tcp_node").url
+        elif url == "file":
+            url = f"file://{tmp_path}/store"
+        env = gtf.execution_env(url)
         try:
             out = run(env, model_dir, pol)
             assert env.disk.stats["writes"] > 0, "nothing went through gotensor"

@@ -1,0 +1,46 @@
+// Command gotensor-serve is the memory node on its own: pure Go, no cgo, so
+// `make dist` cross-builds it for linux/arm64 (a memory node or a BlueField
+// DPU's Arm cores). `gotensor serve` in the Python package runs the same
+// server.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:7707", "address to listen on (non-loopback needs --token-file)")
+	kind := flag.String("transport", "tcp", "transport: tcp")
+	capacity := flag.String("capacity", "0", "bytes the node holds, e.g. 8GiB (0: unbounded)")
+	dir := flag.String("dir", "", "persist frames in this directory (served again after a restart)")
+	tokenFile := flag.String("token-file", "", "file holding the shared secret clients must prove")
+	flag.Parse()
+	if *kind != "tcp" {
+		fmt.Fprintf(os.Stderr, "gotensor-serve: transport %q is not built into this binary (tcp only)\n", *kind)
+		os.Exit(2)
+	}
+	capBytes, err := store.ParseSize(*capacity)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
+		os.Exit(2)
+	}
+	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Capacity: capBytes, Dir: *dir,
+		TokenFile: *tokenFile, Logf: log.Printf})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
+		os.Exit(1)
+	}
+	log.Printf("gotensor-serve: listening on %s (capacity %s, dir %q)", s.Addr(), *capacity, *dir)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	<-sig
+	s.Shutdown()
+}

@@ -1,0 +1,322 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+)
+
+func init() {
+	store.RegisterScheme("tcp", func(u *url.URL) (store.Store, error) { return OpenURL(u) })
+}
+
+// Client is a store.Store on a remote memory node. Requests are pipelined
+// on one connection; a lost connection fails the requests in flight
+// (Unavailable) and the next request dials again.
+type Client struct {
+	addr    string
+	token   []byte
+	timeout time.Duration
+	url     string
+
+	mu     sync.Mutex
+	conn   *clientConn
+	closed bool
+}
+
+// OpenURL opens tcp://host:port[?token=...&timeout=30s]; without a token
+// parameter, GOTENSOR_TOKEN is used.
+func OpenURL(u *url.URL) (*Client, error) {
+	if u.Host == "" {
+		return nil, errs.New(errs.InvalidArgument, "tcp store URL %q has no host:port", u.Redacted())
+	}
+	q := u.Query()
+	token := q.Get("token")
+	if token == "" {
+		token = os.Getenv("GOTENSOR_TOKEN")
+	}
+	timeout := 60 * time.Second
+	if t := q.Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			return nil, errs.New(errs.InvalidArgument, "bad timeout %q in store URL", t)
+		}
+		timeout = d
+	}
+	c := &Client{addr: u.Host, token: []byte(token), timeout: timeout, url: "tcp://" + u.Host}
+	if _, err := c.connect(); err != nil { // fail fast on a bad address or token
+		return nil, err
+	}
+	return c, nil
+}
+
+type clientConn struct {
+	c       net.Conn
+	wmu     sync.Mutex
+	pmu     sync.Mutex
+	pending map[uint64]chan *message
+	nextID  atomic.Uint64
+	dead    chan struct{}
+	err     error
+}
+
+func (c *Client) connect() (*clientConn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errs.New(errs.Closed, "store %s is closed", c.url)
+	}
+	if c.conn != nil {
+		select {
+		case <-c.conn.dead:
+		default:
+			return c.conn, nil
+		}
+	}
+	d := net.Dialer{Timeout: min(c.timeout, 10*time.Second)}
+	nc, err := d.Dial("tcp", c.addr)
+	if err != nil {
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot reach gotensor server %s", c.addr)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if err := clientHandshake(nc, c.token, c.timeout); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	cc := &clientConn{c: nc, pending: map[uint64]chan *message{}, dead: make(chan struct{})}
+	go cc.readLoop()
+	c.conn = cc
+	return cc, nil
+}
+
+func clientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
+	c.SetDeadline(time.Now().Add(min(timeout, 10*time.Second)))
+	defer c.SetDeadline(time.Time{})
+	var hello [8]byte
+	copy(hello[:], Magic[:])
+	binary.LittleEndian.PutUint16(hello[4:], Version)
+	if _, err := c.Write(hello[:]); err != nil {
+		return errs.Wrap(errs.Unavailable, err, "handshake with %s", c.RemoteAddr())
+	}
+	var in [8 + nonceSize]byte
+	if _, err := io.ReadFull(c, in[:]); err != nil {
+		return errs.Wrap(errs.Unavailable, err, "handshake with %s", c.RemoteAddr())
+	}
+	if [4]byte(in[:4]) != Magic {
+		return errs.New(errs.Unavailable, "%s is not a gotensor server", c.RemoteAddr())
+	}
+	if v := binary.LittleEndian.Uint16(in[4:]); v != Version {
+		return errs.New(errs.Unsupported, "server speaks protocol version %d, this client %d", v, Version)
+	}
+	needsToken := binary.LittleEndian.Uint16(in[6:])&1 != 0
+	if needsToken && len(token) == 0 {
+		return errs.New(errs.Unauthorized, "server %s requires a token (token=... in the URL or GOTENSOR_TOKEN)", c.RemoteAddr())
+	}
+	proof := make([]byte, macSize)
+	if len(token) > 0 {
+		proof = mac(token, in[8:])
+	}
+	if _, err := c.Write(proof); err != nil {
+		return errs.Wrap(errs.Unavailable, err, "handshake with %s", c.RemoteAddr())
+	}
+	var verdict [1]byte
+	if _, err := io.ReadFull(c, verdict[:]); err != nil {
+		return errs.Wrap(errs.Unavailable, err, "handshake with %s", c.RemoteAddr())
+	}
+	if verdict[0] != 0 {
+		return errs.New(errs.Unauthorized, "server %s refused the token", c.RemoteAddr())
+	}
+	return nil
+}
+
+func (cc *clientConn) readLoop() {
+	r := bufio.NewReaderSize(cc.c, 256<<10)
+	for {
+		m, err := readMessage(r, DefaultMaxMessage)
+		if err != nil {
+			cc.fail(err)
+			return
+		}
+		cc.pmu.Lock()
+		ch := cc.pending[m.id]
+		delete(cc.pending, m.id)
+		cc.pmu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+func (cc *clientConn) fail(err error) {
+	cc.pmu.Lock()
+	defer cc.pmu.Unlock()
+	select {
+	case <-cc.dead:
+		return
+	default:
+	}
+	cc.err = err
+	close(cc.dead)
+	cc.c.Close()
+}
+
+// do sends a request and waits for its response.
+func (c *Client) do(ctx context.Context, m *message) (*message, error) {
+	cc, err := c.connect()
+	if err != nil {
+		return nil, err
+	}
+	m.id = cc.nextID.Add(1)
+	ch := make(chan *message, 1)
+	cc.pmu.Lock()
+	select {
+	case <-cc.dead:
+		cc.pmu.Unlock()
+		return nil, c.lost(cc)
+	default:
+	}
+	cc.pending[m.id] = ch
+	cc.pmu.Unlock()
+	cc.wmu.Lock()
+	cc.c.SetWriteDeadline(time.Now().Add(c.timeout))
+	err = writeMessage(cc.c, m)
+	cc.wmu.Unlock()
+	if err != nil {
+		cc.fail(err)
+		return nil, c.lost(cc)
+	}
+	timer := time.NewTimer(c.timeout)
+	defer timer.Stop()
+	select {
+	case resp := <-ch:
+		if resp.status != 0 {
+			return nil, statusErr(resp.status, resp.payload)
+		}
+		return resp, nil
+	case <-cc.dead:
+		return nil, c.lost(cc)
+	case <-timer.C:
+		cc.pmu.Lock()
+		delete(cc.pending, m.id)
+		cc.pmu.Unlock()
+		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", opName(m.op), c.addr, c.timeout)
+	case <-ctx.Done():
+		cc.pmu.Lock()
+		delete(cc.pending, m.id)
+		cc.pmu.Unlock()
+		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", opName(m.op), c.addr)
+	}
+}
+
+func (c *Client) lost(cc *clientConn) error {
+	err := cc.err
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return errs.Wrap(errs.Unavailable, err, "connection to gotensor server %s lost", c.addr)
+}
+
+func opName(op Op) string {
+	return [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage"}[min(int(op), int(opMax))]
+}
+
+func (c *Client) URL() string { return c.url }
+
+func (c *Client) Put(ctx context.Context, key string, frame []byte) error {
+	if err := store.ValidateKey(key); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, &message{header: header{op: OpPut}, key: key, payload: frame})
+	return err
+}
+
+func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	m, err := c.do(ctx, &message{header: header{op: OpGet}, key: key})
+	if err != nil {
+		return nil, err
+	}
+	return m.payload, nil
+}
+
+func (c *Client) Head(ctx context.Context, key string, n int) ([]byte, int64, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, 0, err
+	}
+	m, err := c.do(ctx, &message{header: header{op: OpHead, arg: uint64(n)}, key: key})
+	if err != nil {
+		return nil, 0, err
+	}
+	return m.payload, int64(m.arg), nil
+}
+
+func (c *Client) Delete(ctx context.Context, key string) error {
+	if err := store.ValidateKey(key); err != nil {
+		return err
+	}
+	_, err := c.do(ctx, &message{header: header{op: OpDelete}, key: key})
+	return err
+}
+
+func (c *Client) Has(ctx context.Context, key string) (bool, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return false, err
+	}
+	m, err := c.do(ctx, &message{header: header{op: OpHas}, key: key})
+	if err != nil {
+		return false, err
+	}
+	return m.arg == 1, nil
+}
+
+func (c *Client) List(ctx context.Context, prefix string) ([]string, error) {
+	m, err := c.do(ctx, &message{header: header{op: OpList}, key: prefix})
+	if err != nil {
+		return nil, err
+	}
+	if len(m.payload) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(m.payload), "\n"), nil
+}
+
+// Ping checks the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.do(ctx, &message{header: header{op: OpPing}})
+	return err
+}
+
+func (c *Client) Usage() store.Usage {
+	var u store.Usage
+	if m, err := c.do(context.Background(), &message{header: header{op: OpUsage}}); err == nil {
+		json.Unmarshal(m.payload, &u)
+	}
+	return u
+}
+
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.conn != nil {
+		c.conn.fail(errs.New(errs.Closed, "store closed"))
+	}
+	return nil
+}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/parallel"
-	"github.com/gotensor/gotensor/gotensor/transport"
 	"github.com/gotensor/gotensor/gotensor/tensor"
+	"github.com/gotensor/gotensor/gotensor/transport"
 )
 
 var (

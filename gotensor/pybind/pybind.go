@@ -7,8 +7,8 @@ package pybind
 import (
 	"github.com/gotensor/gotensor/gotensor/binding"
 	"github.com/gotensor/gotensor/gotensor/core"
-	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
 
 	// GPU discovery and GPU-local pinning (NVML).
 	_ "github.com/gotensor/gotensor/gotensor/binding/gpu"

@@ -95,8 +95,8 @@ def main() -> None:
     body = ("## Round trip through the Python API (codec none)\n\n"
             "`make bench` (bench/bench_roundtrip.py), medians; bf16 tensor for the large case; memcpy is "
             "torch `copy_` into a preallocated tensor, measured in the same run. ratio = memcpy round-trip "
-            "time / gotensor round-trip time. torch clone (allocate + copy) is what any store that keeps a copy
-must at least do. The file store fsyncs every write unless opened with `?fsync=false`.\n\n" + "\n".join(rows))
+            "time / gotensor round-trip time. torch clone (allocate + copy) is what any store that keeps a copy "
+            "must at least do. The file store fsyncs every write unless opened with `?fsync=false`.\n\n" + "\n".join(rows))
     update_markdown(args.md, "roundtrip", body)
 
 

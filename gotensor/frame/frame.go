@@ -167,22 +167,5 @@ func DecodeWithHeader(h *Header, frame []byte, dst []byte, pin parallel.Pin) err
 	if int64(len(dst)) != h.RawSize {
 		return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor needs %d", len(dst), h.RawSize)
 	}
-	c, err := codec.ByID(h.Codec)
-	if err != nil {
-		return err
-	}
-	hs := h.Size()
-	if got, want := int64(len(frame)-hs), h.PayloadSize(); got != want {
-		return corrupt("frame payload is %d bytes, chunk table says %d", got, want)
-	}
-	offs := make([]int, len(h.Chunks)+1)
-	offs[0] = hs
-	for i, ch := range h.Chunks {
-		offs[i+1] = offs[i] + int(ch.EncLen)
-	}
-	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
-	cs := int64(h.ChunkSize)
-	return parallel.ForBytesPinned(len(h.Chunks), h.RawSize, pin, func(i int) error {
-		return decodeChunk(c, in, h.Chunks[i], frame[offs[i]:offs[i+1]], dst[int64(i)*cs:int64(i)*cs+int64(h.RawChunkLen(i))], i)
-	})
+	return DecodeRange(h, frame, 0, dst, pin)
 }

@@ -127,9 +127,6 @@ func DecodeRange(h *Header, frame []byte, off int64, dst []byte, pin parallel.Pi
 	if off < 0 || (cs > 0 && off%cs != 0) || end > h.RawSize || (end != h.RawSize && cs > 0 && end%cs != 0) {
 		return errs.New(errs.InvalidArgument, "range [%d, %d) is not whole %d-byte chunks of a %d-byte tensor", off, end, cs, h.RawSize)
 	}
-	if len(dst) == 0 {
-		return nil
-	}
 	c, err := codec.ByID(h.Codec)
 	if err != nil {
 		return err
@@ -137,6 +134,9 @@ func DecodeRange(h *Header, frame []byte, off int64, dst []byte, pin parallel.Pi
 	hs := h.Size()
 	if got, want := int64(len(frame)-hs), h.PayloadSize(); got != want {
 		return corrupt("frame payload is %d bytes, chunk table says %d", got, want)
+	}
+	if len(dst) == 0 {
+		return nil
 	}
 	first := int(off / cs)
 	n := int((int64(len(dst)) + cs - 1) / cs)

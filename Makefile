@@ -6,6 +6,10 @@ PIPFLAGS ?= --quiet --disable-pip-version-check --root-user-action=ignore
 export PATH := $(CURDIR)/build/bin:$(PATH)
 # go-nvml's generated bindings call functions newer NVML headers deprecate
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
+# the UCX transport is built where libucx is (pkg-config ucx); GOTENSOR_UCX=0 leaves it out
+GOTENSOR_UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
+export GOTENSOR_UCX
+GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx)
 
 .PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check flexgen-gpu dist native clean
 
@@ -23,14 +27,17 @@ run: install        ## push a real checkpoint through the embedded store
 test: install-test go-test fuzz c-test py-test
 
 go-test:
-	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) vet -tags '$(GOTAGS)' ./...
+	$(GO) test -tags '$(GOTAGS)' -race -count=1 ./...
+	$(GO) vet ./gotensor/transport                        # the build without UCX still compiles
+	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/gotensor-serve
 
 FUZZTIME ?= 5s
 fuzz:               ## run every Go fuzz target for FUZZTIME from its seed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(FUZZTIME) ./gotensor/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./gotensor/frame
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(FUZZTIME) ./gotensor/transport
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(FUZZTIME) ./gotensor/transport
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
@@ -68,7 +75,7 @@ cshared: $(CSHARED)/libgotensor.so  ## libgotensor.so + gotensor.h for C and C++
 
 $(CSHARED)/libgotensor.so: $(shell find gotensor cshared -name '*.go' -o -name '*.c' -o -name '*.h') go.mod
 	mkdir -p $(CSHARED)
-	$(GO) build -buildmode=c-shared -o $@ ./cshared
+	$(GO) build -tags '$(GOTAGS)' -buildmode=c-shared -o $@ ./cshared
 	cp cshared/gotensor.h $(CSHARED)/gotensor.h
 
 c-test: cshared     ## compile and run the C test and example against libgotensor.so

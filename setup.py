@@ -24,6 +24,18 @@ def _run(cmd, cwd, env):
     subprocess.check_call(cmd, cwd=cwd, env=env)
 
 
+def _ucx_tags(env):
+    """`-build-tags=ucx` where libucx is found; GOTENSOR_UCX=0 leaves UCX out, =1 insists."""
+    want = env.get("GOTENSOR_UCX", "")
+    if want == "0":
+        return []
+    found = shutil.which("pkg-config") is not None and subprocess.call(
+        ["pkg-config", "--exists", "ucx"], env=env) == 0
+    if want == "1" and not found:
+        sys.exit("error: GOTENSOR_UCX=1 but pkg-config finds no ucx: install libucx-dev (UCX >= 1.13)")
+    return ["-build-tags=ucx"] if found else []
+
+
 def build_native(dest):
     go = shutil.which("go")
     if go is None:
@@ -40,7 +52,7 @@ def build_native(dest):
     out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module
     shutil.rmtree(out, ignore_errors=True)
     _run([os.path.join(bin_dir, "gopy"), "build", "-output=" + out, "-vm=" + sys.executable,
-          "-rename=true", "-name=gtnative", PKG], ROOT, env)
+          "-rename=true", "-name=gtnative", *_ucx_tags(env), PKG], ROOT, env)
     os.makedirs(dest, exist_ok=True)
     files = [os.path.join(out, f) for f in ("__init__.py", "go.py", "pybind.py")]
     files += glob.glob(os.path.join(out, "_gtnative*.so"))

@@ -18,27 +18,23 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:7707", "address to listen on (non-loopback needs --token-file)")
-	kind := flag.String("transport", "tcp", "transport: tcp")
+	kind := flag.String("transport", "tcp", "tcp, or ucx (needs a build with -tags ucx and libucx)")
 	capacity := flag.String("capacity", "0", "bytes the node holds, e.g. 8GiB (0: unbounded)")
 	dir := flag.String("dir", "", "persist frames in this directory (served again after a restart)")
 	tokenFile := flag.String("token-file", "", "file holding the shared secret clients must prove")
 	flag.Parse()
-	if *kind != "tcp" {
-		fmt.Fprintf(os.Stderr, "gotensor-serve: transport %q is not built into this binary (tcp only)\n", *kind)
-		os.Exit(2)
-	}
 	capBytes, err := store.ParseSize(*capacity)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(2)
 	}
-	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Capacity: capBytes, Dir: *dir,
+	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
 		TokenFile: *tokenFile, Logf: log.Printf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)
 	}
-	log.Printf("gotensor-serve: listening on %s (capacity %s, dir %q)", s.Addr(), *capacity, *dir)
+	log.Printf("gotensor-serve: listening on %s (capacity %s, dir %q)", s.URL(), *capacity, *dir)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig

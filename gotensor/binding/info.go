@@ -2,6 +2,7 @@ package binding
 
 import (
 	"encoding/json"
+	"github.com/gotensor/gotensor/gotensor/transport"
 	"runtime"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -35,6 +36,7 @@ func Info() map[string]any {
 		"dtypes":      dts,
 		"error_kinds": kinds,
 		"engine":      engine.Current().Name(),
+		"transports":  transports(),
 	}
 }
 
@@ -54,4 +56,12 @@ func InfoJSON(hardware bool) (string, error) {
 func SetWorkers(n int) int {
 	parallel.SetWorkers(n)
 	return parallel.Workers()
+}
+
+// transports lists the memory-node transports built in.
+func transports() []string {
+	if transport.UCXBuilt {
+		return []string{"tcp", "ucx"}
+	}
+	return []string{"tcp"}
 }

@@ -258,16 +258,16 @@ func DecodeRange(fh, off int64, dst []byte, gpu int) error {
 	return f.DecodeRange(off, dst, pinFor(gpu))
 }
 
-var servers = &table[*transport.Server]{name: "server"}
+var servers = &table[*transport.Node]{name: "server"}
 
 // Serve starts a memory node in the background and returns its handle
-// and address as "handle;host:port".
-func Serve(listen string, capacity int64, dir, tokenFile string) (string, error) {
-	s, err := transport.Start(transport.ServeOptions{Listen: listen, Capacity: capacity, Dir: dir, TokenFile: tokenFile})
+// and URL as "handle;scheme://host:port".
+func Serve(listen, kind string, capacity int64, dir, tokenFile string) (string, error) {
+	s, err := transport.Start(transport.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir, TokenFile: tokenFile})
 	if err != nil {
 		return "", err
 	}
-	return itoa(servers.add(s)) + ";" + s.Addr().String(), nil
+	return itoa(servers.add(s)) + ";" + s.URL(), nil
 }
 
 // StopServe stops a memory node.

@@ -198,10 +198,10 @@ func StartDecodeRange(fh, off int64, ptr uintptr, n int64, gpu int64) (op int64,
 	return binding.StartDecodeRange(fh, off, dst, int(gpu)), nil
 }
 
-// Serve starts `gotensor serve` in the background: "handle;host:port".
-func Serve(listen string, capacity int64, dir, tokenFile string) (desc string, err error) {
+// Serve starts `gotensor serve` in the background: "handle;url".
+func Serve(listen, transport string, capacity int64, dir, tokenFile string) (desc string, err error) {
 	defer errs.Recover(&err)
-	return binding.Serve(listen, capacity, dir, tokenFile)
+	return binding.Serve(listen, transport, capacity, dir, tokenFile)
 }
 
 func StopServe(h int64) (err error) {

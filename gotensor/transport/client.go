@@ -23,10 +23,22 @@ func init() {
 	store.RegisterScheme("tcp", func(u *url.URL) (store.Store, error) { return OpenURL(u) })
 }
 
-// Client is a store.Store on a remote memory node. Requests are pipelined
-// on one connection; a lost connection fails the requests in flight
-// (Unavailable) and the next request dials again.
+// Client is a store.Store on a remote memory node, over any link (TCP or
+// UCX). Requests are pipelined; a lost connection fails the requests in
+// flight (Unavailable) and the next request connects again.
 type Client struct {
+	url  string
+	link link
+}
+
+// link carries requests to one server and brings back their responses.
+type link interface {
+	do(ctx context.Context, m *message) (*message, error)
+	close()
+}
+
+// tcpLink pipelines requests on one TCP connection.
+type tcpLink struct {
 	addr    string
 	token   []byte
 	timeout time.Duration
@@ -37,30 +49,44 @@ type Client struct {
 	closed bool
 }
 
+// clientOptions are the URL parameters every transport understands.
+type clientOptions struct {
+	token   []byte
+	timeout time.Duration
+}
+
+func parseClientOptions(u *url.URL) (clientOptions, error) {
+	q := u.Query()
+	token := q.Get("token")
+	if token == "" {
+		token = os.Getenv("GOTENSOR_TOKEN")
+	}
+	o := clientOptions{token: []byte(token), timeout: 60 * time.Second}
+	if t := q.Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			return o, errs.New(errs.InvalidArgument, "bad timeout %q in store URL", t)
+		}
+		o.timeout = d
+	}
+	return o, nil
+}
+
 // OpenURL opens tcp://host:port[?token=...&timeout=30s]; without a token
 // parameter, GOTENSOR_TOKEN is used.
 func OpenURL(u *url.URL) (*Client, error) {
 	if u.Host == "" {
 		return nil, errs.New(errs.InvalidArgument, "tcp store URL %q has no host:port", u.Redacted())
 	}
-	q := u.Query()
-	token := q.Get("token")
-	if token == "" {
-		token = os.Getenv("GOTENSOR_TOKEN")
-	}
-	timeout := 60 * time.Second
-	if t := q.Get("timeout"); t != "" {
-		d, err := time.ParseDuration(t)
-		if err != nil || d <= 0 {
-			return nil, errs.New(errs.InvalidArgument, "bad timeout %q in store URL", t)
-		}
-		timeout = d
-	}
-	c := &Client{addr: u.Host, token: []byte(token), timeout: timeout, url: "tcp://" + u.Host}
-	if _, err := c.connect(); err != nil { // fail fast on a bad address or token
+	o, err := parseClientOptions(u)
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	l := &tcpLink{addr: u.Host, token: o.token, timeout: o.timeout, url: "tcp://" + u.Host}
+	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
+		return nil, err
+	}
+	return &Client{url: l.url, link: l}, nil
 }
 
 type clientConn struct {
@@ -73,7 +99,7 @@ type clientConn struct {
 	err     error
 }
 
-func (c *Client) connect() (*clientConn, error) {
+func (c *tcpLink) connect() (*clientConn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -176,7 +202,7 @@ func (cc *clientConn) fail(err error) {
 }
 
 // do sends a request and waits for its response.
-func (c *Client) do(ctx context.Context, m *message) (*message, error) {
+func (c *tcpLink) do(ctx context.Context, m *message) (*message, error) {
 	cc, err := c.connect()
 	if err != nil {
 		return nil, err
@@ -223,7 +249,7 @@ func (c *Client) do(ctx context.Context, m *message) (*message, error) {
 	}
 }
 
-func (c *Client) lost(cc *clientConn) error {
+func (c *tcpLink) lost(cc *clientConn) error {
 	err := cc.err
 	if err == nil || errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -232,7 +258,7 @@ func (c *Client) lost(cc *clientConn) error {
 }
 
 func opName(op Op) string {
-	return [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage"}[min(int(op), int(opMax))]
+	return [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "?"}[min(int(op), int(opMax))]
 }
 
 func (c *Client) URL() string { return c.url }
@@ -241,7 +267,7 @@ func (c *Client) Put(ctx context.Context, key string, frame []byte) error {
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &message{header: header{op: OpPut}, key: key, payload: frame})
+	_, err := c.link.do(ctx, &message{header: header{op: OpPut}, key: key, payload: frame})
 	return err
 }
 
@@ -249,7 +275,7 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
-	m, err := c.do(ctx, &message{header: header{op: OpGet}, key: key})
+	m, err := c.link.do(ctx, &message{header: header{op: OpGet}, key: key})
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +286,7 @@ func (c *Client) Head(ctx context.Context, key string, n int) ([]byte, int64, er
 	if err := store.ValidateKey(key); err != nil {
 		return nil, 0, err
 	}
-	m, err := c.do(ctx, &message{header: header{op: OpHead, arg: uint64(n)}, key: key})
+	m, err := c.link.do(ctx, &message{header: header{op: OpHead, arg: uint64(n)}, key: key})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -271,7 +297,7 @@ func (c *Client) Delete(ctx context.Context, key string) error {
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	_, err := c.do(ctx, &message{header: header{op: OpDelete}, key: key})
+	_, err := c.link.do(ctx, &message{header: header{op: OpDelete}, key: key})
 	return err
 }
 
@@ -279,7 +305,7 @@ func (c *Client) Has(ctx context.Context, key string) (bool, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return false, err
 	}
-	m, err := c.do(ctx, &message{header: header{op: OpHas}, key: key})
+	m, err := c.link.do(ctx, &message{header: header{op: OpHas}, key: key})
 	if err != nil {
 		return false, err
 	}
@@ -287,7 +313,7 @@ func (c *Client) Has(ctx context.Context, key string) (bool, error) {
 }
 
 func (c *Client) List(ctx context.Context, prefix string) ([]string, error) {
-	m, err := c.do(ctx, &message{header: header{op: OpList}, key: prefix})
+	m, err := c.link.do(ctx, &message{header: header{op: OpList}, key: prefix})
 	if err != nil {
 		return nil, err
 	}
@@ -299,24 +325,28 @@ func (c *Client) List(ctx context.Context, prefix string) ([]string, error) {
 
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	_, err := c.do(ctx, &message{header: header{op: OpPing}})
+	_, err := c.link.do(ctx, &message{header: header{op: OpPing}})
 	return err
 }
 
 func (c *Client) Usage() store.Usage {
 	var u store.Usage
-	if m, err := c.do(context.Background(), &message{header: header{op: OpUsage}}); err == nil {
+	if m, err := c.link.do(context.Background(), &message{header: header{op: OpUsage}}); err == nil {
 		json.Unmarshal(m.payload, &u)
 	}
 	return u
 }
 
 func (c *Client) Close() error {
+	c.link.close()
+	return nil
+}
+
+func (c *tcpLink) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
 	if c.conn != nil {
 		c.conn.fail(errs.New(errs.Closed, "store closed"))
 	}
-	return nil
 }

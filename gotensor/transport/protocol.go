@@ -44,6 +44,10 @@ const (
 	OpHas
 	OpList
 	OpUsage
+	// One-sided ops (UCX): the payload is a memory descriptor, and the
+	// server reads the frame from, or writes it into, the client's memory.
+	OpPutRMA
+	OpGetRMA
 	opMax
 )
 

@@ -12,14 +12,36 @@ import (
 // ServeOptions are `gotensor serve`'s flags.
 type ServeOptions struct {
 	Listen    string // host:port, loopback unless a token is set
+	Transport string // "tcp" (default) or "ucx"
 	Capacity  int64  // bytes; 0 unbounded
 	Dir       string // persist frames here (survives restarts); "" keeps them in memory
 	TokenFile string // file holding the shared secret
+	UCXTLS    string // UCX transports for a ucx node ("" keeps UCX_TLS / UCX's choice)
 	Logf      func(format string, args ...any)
 }
 
+// Node is a running memory node.
+type Node struct {
+	url   string
+	addr  string
+	stop  func()
+	store store.Store
+}
+
+// URL is what clients open, e.g. tcp://127.0.0.1:7707.
+func (n *Node) URL() string { return n.url }
+
+// Addr is the host:port the node listens on.
+func (n *Node) Addr() string { return n.addr }
+
+// Shutdown stops serving and closes the store.
+func (n *Node) Shutdown() error {
+	n.stop()
+	return n.store.Close()
+}
+
 // Start opens the backing store, listens and serves in the background.
-func Start(o ServeOptions) (*Server, error) {
+func Start(o ServeOptions) (*Node, error) {
 	var token []byte
 	if o.TokenFile != "" {
 		b, err := os.ReadFile(o.TokenFile)
@@ -34,6 +56,12 @@ func Start(o ServeOptions) (*Server, error) {
 	if err := CheckListenAddr(o.Listen, token); err != nil {
 		return nil, err
 	}
+	if o.Transport == "" {
+		o.Transport = "tcp"
+	}
+	if o.Transport != "tcp" && o.Transport != "ucx" {
+		return nil, errs.New(errs.InvalidArgument, "unknown transport %q (tcp or ucx)", o.Transport)
+	}
 	var st store.Store
 	if o.Dir != "" {
 		d, err := store.OpenDir(o.Dir, o.Capacity)
@@ -44,19 +72,22 @@ func Start(o ServeOptions) (*Server, error) {
 	} else {
 		st = store.NewMem("mem://serve", o.Capacity)
 	}
+	cfg := ServerConfig{Store: st, Token: token, Logf: o.Logf}
+	if o.Transport == "ucx" {
+		s, err := ListenUCX(o.Listen, cfg, ucxConfigFor(o.UCXTLS, o.Listen))
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		return &Node{url: "ucx://" + s.Addr(), addr: s.Addr(), stop: func() { s.Close() }, store: st}, nil
+	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		st.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
 	}
-	s := NewServer(ServerConfig{Store: st, Token: token, Logf: o.Logf})
+	s := NewServer(cfg)
 	s.ln = ln // Addr works at once
 	go s.Serve(ln)
-	return s, nil
-}
-
-// Shutdown closes the server and its store.
-func (s *Server) Shutdown() error {
-	s.Close()
-	return s.cfg.Store.Close()
+	return &Node{url: "tcp://" + ln.Addr().String(), addr: ln.Addr().String(), stop: func() { s.Close() }, store: st}, nil
 }

@@ -155,7 +155,7 @@ func (s *Server) serveConn(c net.Conn) {
 		inflight.Add(1)
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
-			resp := s.handle(m)
+			resp := handleRequest(s.cfg.Store, m)
 			wmu.Lock()
 			err := writeMessage(c, resp)
 			wmu.Unlock()
@@ -210,14 +210,14 @@ func (s *Server) handshake(c net.Conn) error {
 	return nil
 }
 
-func (s *Server) handle(m *message) *message {
+// handleRequest serves one request from st; every transport shares it.
+func handleRequest(st store.Store, m *message) *message {
 	resp := &message{header: header{op: m.op, id: m.id}}
 	fail := func(err error) *message {
 		resp.status, resp.payload = statusOf(err), []byte(err.Error())
 		return resp
 	}
 	ctx := context.Background()
-	st := s.cfg.Store
 	switch m.op {
 	case OpPing:
 	case OpPut:
@@ -256,6 +256,8 @@ func (s *Server) handle(m *message) *message {
 		resp.payload = []byte(strings.Join(ks, "\n"))
 	case OpUsage:
 		resp.payload, _ = json.Marshal(st.Usage())
+	default: // one-sided ops need a transport with remote memory access
+		return fail(errs.New(errs.Unsupported, "%s is not served over this transport", opName(m.op)))
 	}
 	return resp
 }

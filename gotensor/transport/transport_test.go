@@ -309,7 +309,7 @@ func TestStartServesAndPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, s.Addr().String(), "")
+	c := dial(t, s.Addr(), "")
 	if err := c.Put(ctx, "k", []byte("persisted")); err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +319,32 @@ func TestStartServesAndPersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Shutdown()
-	c2 := dial(t, s2.Addr().String(), "")
+	c2 := dial(t, s2.Addr(), "")
 	if got, err := c2.Get(ctx, "k"); err != nil || string(got) != "persisted" {
 		t.Fatalf("after restart: %q %v", got, err)
 	}
 	if _, err := Start(ServeOptions{Listen: "0.0.0.0:0"}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("public address without token: %v", err)
 	}
+}
+
+func FuzzParseAMHeader(f *testing.F) {
+	f.Add(amHeader(&message{header: header{op: OpPut, id: 3}, key: "layer.0"}, 5), uint64(5))
+	f.Add(amHeader(&message{header: header{op: OpGetRMA, id: 4}, key: "k"}, 40), uint64(40))
+	f.Add(amHeader(&message{header: header{op: OpGet}}, 1<<33), uint64(1<<33))
+	f.Fuzz(func(t *testing.T, b []byte, n uint64) {
+		m, err := parseAMHeader(b, n, 1<<30)
+		if err != nil {
+			return
+		}
+		if m.payloadLen() != n || n > 1<<30 || len(m.key) != int(m.keyLen) || m.op == 0 || m.op >= opMax {
+			t.Fatalf("accepted an inconsistent header: %+v for %d bytes", m.header, n)
+		}
+		if got := amHeader(m, int(n)); !bytes.Equal(got, b) {
+			t.Fatalf("re-encoding differs")
+		}
+		if m.op == OpPutRMA || m.op == OpGetRMA {
+			parseRMADesc(b, 1<<30) // must not panic on anything
+		}
+	})
 }

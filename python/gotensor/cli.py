@@ -68,12 +68,10 @@ def _serve(args) -> int:
 
     from . import errors
     from ._native_lib import native
-    if args.transport != "tcp":
-        raise errors.Unsupported("the ucx transport is not built yet; use --transport tcp")
     capacity = errors.call(native.parse_size, args.capacity)
-    desc = errors.call(native.serve, args.listen, capacity, args.dir, args.token_file)
-    h, addr = desc.split(";", 1)
-    print(f"gotensor serve: listening on tcp://{addr} (capacity {args.capacity}, dir {args.dir or 'none'})", flush=True)
+    desc = errors.call(native.serve, args.listen, args.transport, capacity, args.dir, args.token_file)
+    h, url = desc.split(";", 1)
+    print(f"gotensor serve: listening on {url} (capacity {args.capacity}, dir {args.dir or 'none'})", flush=True)
     try:
         while True:  # Go serves; Python only waits for Ctrl-C / SIGTERM
             time.sleep(0.5)
@@ -103,9 +101,9 @@ def main(argv=None) -> int:
     pl.add_argument("--codec", default="auto", help="codec for every tensor (default auto)")
     pl.add_argument("--quiet", action="store_true", help="no progress bar")
     pl.set_defaults(fn=_load)
-    ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp://host:port")
+    ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp:// or ucx://host:port")
     ps.add_argument("--listen", default="127.0.0.1:7707", help="host:port (non-loopback needs --token-file)")
-    ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"], help="tcp (ucx: not built yet)")
+    ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"], help="tcp, or ucx (RDMA where the NIC has it; UCX_TLS picks UCX's transports)")
     ps.add_argument("--capacity", default="0", help="bytes the node holds, e.g. 8GiB (0: unbounded)")
     ps.add_argument("--dir", default="", help="persist frames in this directory, served again after a restart")
     ps.add_argument("--token-file", default="", help="file holding the shared secret clients must prove")

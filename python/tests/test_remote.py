@@ -1,4 +1,8 @@
-"""tcp:// stores against a real `gotensor serve` process on loopback."""
+"""tcp:// and ucx:// stores against a real `gotensor serve` process on loopback.
+
+UCX runs here over its TCP transport and over shared memory (UCX_TLS=sm,tcp:
+tcp only sets the connection up); on InfiniBand/RoCE the same code runs RDMA.
+"""
 
 import os
 import socket
@@ -18,23 +22,41 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+UCX = "ucx" in gotensor.info()["transports"]
+needs_ucx = pytest.mark.skipif(not UCX, reason="built without UCX (libucx-dev absent)")
+# transport name -> (gotensor serve --transport, UCX_TLS)
+TRANSPORTS = {"tcp": ("tcp", None), "ucx-tcp": ("ucx", "tcp"), "ucx-sm": ("ucx", "sm,tcp")}
+ALL = [pytest.param(t, marks=needs_ucx if t != "tcp" else ()) for t in TRANSPORTS]
+
+
 class Node:
-    def __init__(self, *args):
-        self.port = free_port()
-        self.url = f"tcp://127.0.0.1:{self.port}"
-        self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", f"127.0.0.1:{self.port}", *args],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, *args, transport="tcp", port=None):
+        self.transport = transport
+        kind, tls = TRANSPORTS[transport]
+        self.port = port or free_port()
+        env = dict(os.environ, UCX_TLS=tls) if tls else None
+        self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", f"127.0.0.1:{self.port}",
+                                   "--transport", kind, *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         line = self.p.stdout.readline()
         assert "listening" in line, (line, self.p.stderr.read() if self.p.poll() is not None else "")
+        self.url = self.url_with()
+
+    def url_with(self, **query) -> str:
+        kind, tls = TRANSPORTS[self.transport]
+        if tls:
+            query["tls"] = tls
+        q = "&".join(f"{k}={v}" for k, v in query.items())
+        return f"{kind}://127.0.0.1:{self.port}" + ("?" + q if q else "")
 
     def stop(self):
         self.p.terminate()
         self.p.wait(timeout=20)
 
 
-@pytest.fixture
-def node():
-    n = Node("--capacity", "64MiB")
+@pytest.fixture(params=ALL)
+def node(request):
+    n = Node("--capacity", "64MiB", transport=request.param)
     yield n
     n.stop()
 
@@ -68,10 +90,11 @@ def test_capacity_is_store_full(node):
         assert s.keys() == ["small"]
 
 
-def test_token(tmp_path):
+@pytest.mark.parametrize("transport", ALL)
+def test_token(tmp_path, transport):
     tok = tmp_path / "token"
     tok.write_text("s3cret\n")
-    n = Node("--token-file", str(tok))
+    n = Node("--token-file", str(tok), transport=transport)
     try:
         with pytest.raises(gotensor.Unauthorized, match="requires a token"):
             gotensor.open(n.url)
@@ -94,28 +117,54 @@ def test_refuses_public_address_without_token():
     assert r.returncode != 0 and "non-loopback" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_dead_server_then_restart_with_dir(tmp_path):
-    n = Node("--dir", str(tmp_path / "node"))
-    s = gotensor.open(n.url + "?timeout=5s")
+# shared memory has no peer failure detection in UCX: a dead node is a Timeout there, tested in Go
+@pytest.mark.parametrize("transport", ALL[:2])
+def test_dead_server_then_restart_with_dir(tmp_path, transport):
+    n = Node("--dir", str(tmp_path / "node"), transport=transport)
+    s = gotensor.open(n.url_with(timeout="5s"))
     s.write_tensor("kept", torch.arange(10))
     n.p.kill()
     n.p.wait()
     with pytest.raises(gotensor.Unavailable):
         s.read_tensor("kept")
     # a new node on the same port serves what the old one persisted; the client reconnects
-    n2 = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", f"127.0.0.1:{n.port}",
-                           "--dir", str(tmp_path / "node")], stdout=subprocess.PIPE, text=True)
+    n2 = Node("--dir", str(tmp_path / "node"), transport=transport, port=n.port)
     try:
-        assert "listening" in n2.stdout.readline()
         assert torch.equal(s.read_tensor("kept"), torch.arange(10))
     finally:
         s.close()
-        n2.terminate()
-        n2.wait(timeout=20)
+        n2.stop()
 
 
-def test_unreachable_server_is_unavailable():
+@pytest.mark.parametrize("scheme", [pytest.param("tcp"), pytest.param("ucx", marks=needs_ucx)])
+def test_unreachable_server_is_unavailable(scheme):
     with pytest.raises(gotensor.Unavailable, match="cannot reach"):
-        gotensor.open(f"tcp://127.0.0.1:{free_port()}")
+        gotensor.open(f"{scheme}://127.0.0.1:{free_port()}")
     with pytest.raises(gotensor.InvalidArgument):
         gotensor.open("tcp://127.0.0.1:1?timeout=soon")
+
+
+def test_ucx_one_sided_path_moves_large_tensors():
+    if not UCX:
+        pytest.skip("built without UCX")
+    n = Node(transport="ucx-sm")
+    try:
+        t = torch.randn(1 << 20)  # 4 MiB: written and read with put/get on registered memory
+        with gotensor.open(n.url_with(rma="1MiB")) as s:
+            s.write_tensor("big", t, codec="none")
+            s.write_tensor("small", torch.ones(5))
+            assert torch.equal(s.read_tensor("big"), t)
+            out = torch.empty_like(t)
+            s.read_tensor("big", out=out)
+            assert torch.equal(out, t) and torch.equal(s.read_tensor("small"), torch.ones(5))
+        with gotensor.open(n.url) as s:  # the same frames through active messages
+            assert torch.equal(s.read_tensor("big"), t)
+    finally:
+        n.stop()
+
+
+def test_built_without_ucx_says_how_to_get_it():
+    if UCX:
+        pytest.skip("this build has UCX")
+    with pytest.raises(gotensor.Unsupported, match="libucx"):
+        gotensor.open("ucx://127.0.0.1:7707")

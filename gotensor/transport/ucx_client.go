@@ -1,0 +1,409 @@
+//go:build ucx
+
+package transport
+
+/*
+#include <stdlib.h>
+#include "ucx_shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"net/url"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+)
+
+func init() {
+	store.RegisterScheme("ucx", func(u *url.URL) (store.Store, error) { return OpenUCX(u) })
+}
+
+// ucxLink carries requests as active messages on one UCX endpoint, owned by
+// the link's own worker thread.
+type ucxLink struct {
+	addr   string
+	ip     string
+	port   int
+	opts   clientOptions
+	cfg    ucxConfig
+	rmaMin int // frames this large move one-sided (0: never)
+	w      *ucxWorker
+
+	mu     sync.Mutex // one connect at a time
+	closed bool
+
+	conn   *ucxConn // worker thread only
+	nextID uint64   // worker thread only
+}
+
+// ucxConn is one endpoint's life: its requests in flight and its handshake.
+type ucxConn struct {
+	ep      C.ucp_ep_h
+	pending map[uint64]chan *message
+	hs      chan []byte
+	dead    chan struct{}
+	err     error
+}
+
+// OpenUCX opens ucx://host:port[?token=..&timeout=30s&tls=tcp&rma=1MiB].
+// tls picks UCX transports (as UCX_TLS does); rma sends and fetches frames
+// of at least that size one-sided (put/get on registered memory) instead
+// of by rendezvous active messages; GOTENSOR_UCX_RMA sets its default.
+func OpenUCX(u *url.URL) (*Client, error) {
+	host, portStr, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return nil, errs.New(errs.InvalidArgument, "ucx store URL %q has no host:port", u.Redacted())
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		return nil, errs.New(errs.InvalidArgument, "bad port in %q", u.Redacted())
+	}
+	ip, err := resolveIP(host)
+	if err != nil {
+		return nil, err
+	}
+	o, err := parseClientOptions(u)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	rma := q.Get("rma")
+	if rma == "" {
+		rma = os.Getenv("GOTENSOR_UCX_RMA")
+	}
+	l := &ucxLink{addr: u.Host, ip: ip, port: port, opts: o, cfg: ucxConfigFor(q.Get("tls"), u.Host)}
+	switch rma {
+	case "", "0", "off":
+	case "1", "on":
+		l.rmaMin = 1
+	default:
+		n, err := store.ParseSize(rma)
+		if err != nil || n <= 0 {
+			return nil, errs.New(errs.InvalidArgument, "bad rma %q in store URL (on, off or a size such as 1MiB)", rma)
+		}
+		l.rmaMin = int(n)
+	}
+	if l.w, err = startUCXWorker(l.cfg, l, nil); err != nil {
+		return nil, err
+	}
+	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
+		l.close()
+		return nil, err
+	}
+	return &Client{url: "ucx://" + u.Host, link: l}, nil
+}
+
+func (l *ucxLink) isDead(cc *ucxConn) bool {
+	select {
+	case <-cc.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail ends a connection: its waiters see err. Worker thread only.
+func (l *ucxLink) fail(cc *ucxConn, err error) {
+	if l.isDead(cc) {
+		return
+	}
+	cc.err = err
+	close(cc.dead)
+	C.gt_close_ep(l.w.c, cc.ep, 1)
+	if l.conn == cc {
+		l.conn = nil
+	}
+}
+
+func (l *ucxLink) unavailable(err error) error {
+	return errs.Wrap(errs.Unavailable, err, "connection to gotensor server %s lost", l.addr)
+}
+
+func (l *ucxLink) connect() (*ucxConn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
+	}
+	var cc *ucxConn
+	l.w.call(func() { cc = l.conn })
+	if cc != nil && !l.isDead(cc) {
+		return cc, nil
+	}
+	cc = &ucxConn{pending: map[uint64]chan *message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
+	var hello [8]byte
+	copy(hello[:], Magic[:])
+	binary.LittleEndian.PutUint16(hello[4:], Version)
+	rc := C.int(C.UCS_ERR_CANCELED)
+	l.w.call(func() {
+		ip := C.CString(l.ip)
+		defer C.free(unsafe.Pointer(ip))
+		if rc = C.gt_connect(l.w.c, ip, C.int(l.port), boolInt(l.cfg.errPeer()), &cc.ep); rc == 0 {
+			l.conn = cc
+			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, hello[:], nil, l.sendFailed(cc))
+		}
+	})
+	if rc != 0 {
+		return nil, errs.Wrap(errs.Unavailable, ucxStatus("connect", rc), "cannot reach gotensor server %s", l.addr)
+	}
+	timer := time.NewTimer(min(l.opts.timeout, 10*time.Second))
+	defer timer.Stop()
+	recv := func() ([]byte, error) {
+		select {
+		case b := <-cc.hs:
+			return b, nil
+		case <-cc.dead:
+			return nil, errs.Wrap(errs.Unavailable, cc.err, "cannot reach gotensor server %s", l.addr)
+		case <-timer.C:
+			l.w.call(func() { l.fail(cc, errs.New(errs.Timeout, "handshake timed out")) })
+			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.timeout, 10*time.Second))
+		}
+	}
+	abort := func(err error) (*ucxConn, error) {
+		l.w.call(func() { l.fail(cc, err) })
+		return nil, err
+	}
+	in, err := recv()
+	if err != nil {
+		return nil, err
+	}
+	if len(in) != 8+nonceSize || [4]byte(in[:4]) != Magic {
+		return abort(errs.New(errs.Unavailable, "%s is not a gotensor server", l.addr))
+	}
+	if v := binary.LittleEndian.Uint16(in[4:]); v != Version {
+		return abort(errs.New(errs.Unsupported, "server speaks protocol version %d, this client %d", v, Version))
+	}
+	if binary.LittleEndian.Uint16(in[6:])&1 != 0 && len(l.opts.token) == 0 {
+		return abort(errs.New(errs.Unauthorized, "server %s requires a token (token=... in the URL or GOTENSOR_TOKEN)", l.addr))
+	}
+	proof := make([]byte, macSize)
+	if len(l.opts.token) > 0 {
+		proof = mac(l.opts.token, in[8:])
+	}
+	l.w.run(func() { l.w.send(cc.ep, C.GT_AM_HANDSHAKE, proof, nil, l.sendFailed(cc)) })
+	verdict, err := recv()
+	if err != nil {
+		return nil, err
+	}
+	if len(verdict) != 1 || verdict[0] != 0 {
+		return abort(errs.New(errs.Unauthorized, "server %s refused the token", l.addr))
+	}
+	return cc, nil
+}
+
+func (l *ucxLink) sendFailed(cc *ucxConn) func(C.int) {
+	return func(status C.int) {
+		if status != 0 {
+			l.fail(cc, ucxStatus("send", status))
+		}
+	}
+}
+
+func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
+	cc := l.conn
+	if cc == nil {
+		return
+	}
+	if amID == C.GT_AM_HANDSHAKE {
+		select {
+		case cc.hs <- hdr:
+		default:
+		}
+		return
+	}
+	m, err := parseAMHeader(hdr, uint64(len(payload)), DefaultMaxMessage)
+	if err != nil {
+		l.fail(cc, err)
+		return
+	}
+	m.payload = payload
+	if ch := cc.pending[m.id]; ch != nil {
+		delete(cc.pending, m.id)
+		ch <- m
+	}
+}
+
+func (l *ucxLink) onBadAM(ep C.ucp_ep_h, err error) {
+	if l.conn != nil {
+		l.fail(l.conn, err)
+	}
+}
+
+func (l *ucxLink) onConn(req C.ucp_conn_request_h) { C.gt_reject(l.w.c, req) }
+
+func (l *ucxLink) onEpError(ep C.ucp_ep_h, status C.int) {
+	if l.conn != nil && l.conn.ep == ep {
+		l.fail(l.conn, ucxStatus("endpoint", status))
+	}
+}
+
+func (l *ucxLink) maxPayload([]byte) uint64 { return DefaultMaxMessage }
+
+func (l *ucxLink) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.w.call(func() {
+		if cc := l.conn; cc != nil {
+			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, []byte(bye), nil, nil)
+			C.gt_progress(l.w.c)
+			l.fail(cc, errs.New(errs.Closed, "store closed"))
+		}
+	})
+	l.w.stop()
+}
+
+func (l *ucxLink) do(ctx context.Context, m *message) (*message, error) {
+	if l.rmaMin > 0 {
+		switch {
+		case m.op == OpPut && len(m.payload) >= l.rmaMin:
+			return l.putRMA(ctx, m)
+		case m.op == OpGet:
+			return l.getRMA(ctx, m)
+		}
+	}
+	return l.roundTrip(ctx, m)
+}
+
+// roundTrip sends one request and waits for its response.
+func (l *ucxLink) roundTrip(ctx context.Context, m *message) (*message, error) {
+	cc, err := l.connect()
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan *message, 1)
+	ok := l.w.run(func() {
+		if l.isDead(cc) {
+			return
+		}
+		l.nextID++
+		m.id = l.nextID
+		cc.pending[m.id] = ch
+		l.w.send(cc.ep, C.GT_AM_MSG, amHeader(m, len(m.payload)), m.payload, l.sendFailed(cc))
+	})
+	if !ok {
+		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
+	}
+	forget := func() { l.w.run(func() { delete(cc.pending, m.id) }) }
+	timer := time.NewTimer(l.opts.timeout)
+	defer timer.Stop()
+	select {
+	case resp := <-ch:
+		if resp.status != 0 {
+			return nil, statusErr(resp.status, resp.payload)
+		}
+		return resp, nil
+	case <-cc.dead:
+		return nil, l.unavailable(cc.err)
+	case <-timer.C:
+		forget()
+		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", opName(m.op), l.addr, l.opts.timeout)
+	case <-ctx.Done():
+		forget()
+		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", opName(m.op), l.addr)
+	}
+}
+
+// quarantine keeps buffers a timed-out one-sided transfer may still touch.
+var quarantine struct {
+	sync.Mutex
+	bufs [][]byte
+}
+
+// withRegistered registers buf for one remote access by the server, runs
+// f with its descriptor, and deregisters it. If f fails with a timeout the
+// buffer is never reused: the server may still be reading or writing it.
+func (l *ucxLink) withRegistered(buf []byte, f func(d []byte) error) error {
+	pin := new(runtime.Pinner)
+	ptr := pinned(buf, pin)
+	rkey := make([]byte, maxRkey)
+	rlen := C.size_t(len(rkey))
+	var memh C.ucp_mem_h
+	rc := C.int(C.UCS_ERR_CANCELED)
+	l.w.call(func() {
+		rc = C.gt_mem_map(l.w.c, ptr, C.size_t(len(buf)), &memh, unsafe.Pointer(&rkey[0]), &rlen)
+	})
+	if rc != 0 {
+		pin.Unpin()
+		return ucxStatus("register memory", rc)
+	}
+	d := &rmaDesc{addr: uint64(uintptr(ptr)), length: uint64(len(buf)), rkey: rkey[:rlen]}
+	err := f(d.encode())
+	l.w.call(func() { C.gt_mem_unmap(l.w.c, memh) })
+	if errs.Is(err, errs.Timeout) {
+		quarantine.Lock()
+		quarantine.bufs = append(quarantine.bufs, buf)
+		quarantine.Unlock()
+		return err
+	}
+	pin.Unpin()
+	return err
+}
+
+func (l *ucxLink) putRMA(ctx context.Context, m *message) (*message, error) {
+	var resp *message
+	err := l.withRegistered(m.payload, func(d []byte) (err error) {
+		resp, err = l.roundTrip(ctx, &message{header: header{op: OpPutRMA}, key: m.key, payload: d})
+		return err
+	})
+	return resp, err
+}
+
+// getRMA learns the frame's size, then has the server write it straight
+// into a registered buffer; small frames come back as messages.
+func (l *ucxLink) getRMA(ctx context.Context, m *message) (*message, error) {
+	for range 3 { // the frame may be replaced between the two steps
+		head, err := l.roundTrip(ctx, &message{header: header{op: OpHead}, key: m.key})
+		if err != nil {
+			return nil, err
+		}
+		size := head.arg
+		if size < uint64(l.rmaMin) || size == 0 {
+			return l.roundTrip(ctx, m)
+		}
+		buf := make([]byte, size)
+		var resp *message
+		err = l.withRegistered(buf, func(d []byte) (err error) {
+			resp, err = l.roundTrip(ctx, &message{header: header{op: OpGetRMA}, key: m.key, payload: d})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp.arg > 0 && resp.arg <= size { // written into buf
+			resp.payload = buf[:resp.arg]
+			return resp, nil
+		}
+	}
+	return l.roundTrip(ctx, m)
+}
+
+// ucxEndpointInfo describes the transports the link's endpoint uses.
+func ucxEndpointInfo(c *Client) string {
+	l, ok := c.link.(*ucxLink)
+	if !ok {
+		return ""
+	}
+	buf := make([]byte, 16<<10)
+	var n C.size_t
+	l.w.call(func() {
+		if l.conn != nil {
+			n = C.gt_ep_info(l.conn.ep, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
+		}
+	})
+	return string(buf[:n])
+}

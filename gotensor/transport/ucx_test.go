@@ -1,0 +1,270 @@
+//go:build ucx
+
+package transport
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+)
+
+// ucxCases are the UCX transports this machine has: TCP, and shared memory
+// (sysv/posix + cma: UCX_TLS=sm,tcp, where tcp only carries the connection setup).
+var ucxCases = []struct{ name, tls string }{{"tcp", "tcp"}, {"sm", "sm,tcp"}}
+
+func startUCX(t testing.TB, tls, token string, capacity int64) (*UCXServer, *store.Mem) {
+	t.Helper()
+	mem := store.NewMem("mem://node", capacity)
+	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: mem, Token: []byte(token)}, ucxConfigFor(tls, "127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, mem
+}
+
+func dialUCX(t testing.TB, addr, tls, query string) *Client {
+	t.Helper()
+	c, err := openUCX(addr, tls, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func openUCX(addr, tls, query string) (*Client, error) {
+	sep := "?"
+	if query != "" {
+		sep = "&"
+	}
+	u, _ := url.Parse("ucx://" + addr + query + sep + "tls=" + url.QueryEscape(tls))
+	return OpenUCX(u)
+}
+
+func eachUCX(t *testing.T, f func(t *testing.T, tls string)) {
+	for _, c := range ucxCases {
+		t.Run(c.name, func(t *testing.T) { f(t, c.tls) })
+	}
+}
+
+func TestUCXRoundTrip(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, _ := startUCX(t, tls, "", 0)
+		for _, rma := range []string{"", "?rma=1"} {
+			c := dialUCX(t, s.Addr(), tls, rma)
+			if err := c.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []int{1, 4 << 10, 300 << 10, 64 << 20} { // eager and rendezvous sizes
+				frame := bytes.Repeat([]byte{byte(n), 7, 1}, n/3+1)[:n]
+				key := fmt.Sprintf("w%s/%d", rma, n)
+				if err := c.Put(ctx, key, frame); err != nil {
+					t.Fatalf("put %d: %v", n, err)
+				}
+				got, err := c.Get(ctx, key)
+				if err != nil || !bytes.Equal(got, frame) {
+					t.Fatalf("get %d (%q): %v", n, rma, err)
+				}
+			}
+			head, size, err := c.Head(ctx, "w"+rma+"/4096", 3)
+			if err != nil || len(head) < 3 || size != 4096 {
+				t.Fatalf("head %d %v", size, err)
+			}
+			ks, _ := c.List(ctx, "w"+rma+"/")
+			if len(ks) != 4 {
+				t.Fatalf("list %v", ks)
+			}
+			if err := c.Delete(ctx, "w"+rma+"/1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Get(ctx, "w"+rma+"/1"); !errs.Is(err, errs.KeyNotFound) {
+				t.Fatalf("deleted: %v", err)
+			}
+		}
+	})
+}
+
+func TestUCXPipelined(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, mem := startUCX(t, tls, "", 0)
+		c := dialUCX(t, s.Addr(), tls, "")
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 40 {
+					k := fmt.Sprintf("k%d-%d", g, i)
+					v := bytes.Repeat([]byte{byte(g), byte(i)}, 1000+i*997)
+					if err := c.Put(ctx, k, v); err != nil {
+						t.Error(err)
+						return
+					}
+					if got, err := c.Get(ctx, k); err != nil || !bytes.Equal(got, v) {
+						t.Errorf("%s: %v", k, err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if u := mem.Usage(); u.Keys != 320 {
+			t.Fatalf("usage %+v", u)
+		}
+	})
+}
+
+func TestUCXTokenAndCapacity(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, _ := startUCX(t, tls, "s3cret", 1000)
+		for _, q := range []string{"", "?token=wrong"} {
+			if _, err := openUCX(s.Addr(), tls, q); !errs.Is(err, errs.Unauthorized) {
+				t.Fatalf("%q: %v", q, err)
+			}
+		}
+		c := dialUCX(t, s.Addr(), tls, "?token=s3cret")
+		if err := c.Put(ctx, "a", make([]byte, 600)); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Put(ctx, "b", make([]byte, 600)); !errs.Is(err, errs.StoreFull) {
+			t.Fatalf("over capacity: %v", err)
+		}
+		if _, err := c.Get(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestUCXServerDeathAndReconnect(t *testing.T) {
+	mem := store.NewMem("mem://node", 0)
+	cfg := ucxConfigFor("tcp", "127.0.0.1:0")
+	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: mem}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := s.Addr()
+	c := dialUCX(t, addr, "tcp", "?timeout=5s")
+	c.Put(ctx, "before", []byte("ok"))
+	s.Close()
+	if _, err := c.Get(ctx, "before"); !errs.Is(err, errs.Unavailable) && !errs.Is(err, errs.Timeout) {
+		t.Fatalf("dead server: %v", err)
+	}
+	s2, err := ListenUCX(addr, ServerConfig{Store: mem}, cfg)
+	if err != nil {
+		t.Skipf("address not reusable yet: %v", err)
+	}
+	defer s2.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := c.Get(ctx, "before")
+		if err == nil && string(got) == "ok" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestUCXLongKeyAndTransports(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, _ := startUCX(t, tls, "", 0)
+		c := dialUCX(t, s.Addr(), tls, "")
+		key := string(bytes.Repeat([]byte("k"), store.MaxKeyLen))
+		if err := c.Put(ctx, key, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Get(ctx, key); err != nil || string(got) != "v" {
+			t.Fatal(err)
+		}
+		info := ucxEndpointInfo(c)
+		want := map[string]string{"tcp": "tcp/lo", "sm,tcp": "cma/memory"}[tls]
+		if !strings.Contains(info, want) {
+			t.Fatalf("endpoint does not use %s:\n%s", want, info)
+		}
+	})
+}
+
+// A malformed message closes that client's endpoint; others are served.
+func TestUCXHostileMessageClosesOnlyItsEndpoint(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, mem := startUCX(t, tls, "", 0)
+		mem.Put(ctx, "k", []byte("v"))
+		good := dialUCX(t, s.Addr(), tls, "")
+		for _, bad := range [][]byte{
+			{1, 2, 3}, // short header
+			amHeader(&message{header: header{op: 99}}, 0),                  // unknown op
+			amHeader(&message{header: header{op: OpPut}, key: "k"}, 1<<20), // length disagrees with the data
+		} {
+			evil := dialUCX(t, s.Addr(), tls, "?timeout=2s")
+			if n := peers(s); n != 2 {
+				t.Fatalf("%d endpoints before", n)
+			}
+			l := evil.link.(*ucxLink)
+			l.w.call(func() { l.w.send(l.conn.ep, 2, bad, []byte("x"), nil) })
+			for deadline := time.Now().Add(5 * time.Second); peers(s) != 1; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("endpoint still open after a hostile message %x", bad)
+				}
+			}
+			evil.Close()
+		}
+		polite := dialUCX(t, s.Addr(), tls, "")
+		polite.Close()
+		for deadline := time.Now().Add(5 * time.Second); peers(s) != 1; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("a closed client's endpoint stays open on the server")
+			}
+		}
+		if got, err := good.Get(ctx, "k"); err != nil || string(got) != "v" {
+			t.Fatalf("server stopped serving: %v", err)
+		}
+	})
+}
+
+// blockingStore never answers Get: the client's timeout must fire.
+type blockingStore struct{ store.Store }
+
+func (blockingStore) Get(c context.Context, key string) ([]byte, error) {
+	time.Sleep(2 * time.Second)
+	return nil, errs.New(errs.KeyNotFound, "late")
+}
+
+func TestUCXTimeoutAndMidWriteDeath(t *testing.T) {
+	mem := store.NewMem("mem://node", 0)
+	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: blockingStore{mem}}, ucxConfigFor("tcp", "127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialUCX(t, s.Addr(), "tcp", "?timeout=300ms")
+	if _, err := c.Get(ctx, "k"); !errs.Is(err, errs.Timeout) {
+		t.Fatalf("got %v", err)
+	}
+	c2 := dialUCX(t, s.Addr(), "tcp", "?timeout=10s")
+	done := make(chan error, 1)
+	go func() { done <- c2.Put(ctx, "big", make([]byte, 512<<20)) }()
+	time.Sleep(20 * time.Millisecond)
+	s.Close()
+	if err := <-done; err == nil {
+		t.Log("the write finished before the server closed")
+	} else if !errs.Is(err, errs.Unavailable) && !errs.Is(err, errs.Timeout) {
+		t.Fatalf("got %v", err)
+	} else if ok, _ := mem.Has(ctx, "big"); ok {
+		t.Fatal("half-written frame visible")
+	}
+}
+
+func peers(s *UCXServer) (n int) {
+	s.w.call(func() { n = len(s.peers) })
+	return n
+}

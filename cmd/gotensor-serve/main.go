@@ -22,6 +22,8 @@ func main() {
 	capacity := flag.String("capacity", "0", "bytes the node holds, e.g. 8GiB (0: unbounded)")
 	dir := flag.String("dir", "", "persist frames in this directory (served again after a restart)")
 	tokenFile := flag.String("token-file", "", "file holding the shared secret clients must prove")
+	tlsCert := flag.String("tls-cert", "", "PEM certificate: the tcp transport then speaks TLS 1.3")
+	tlsKey := flag.String("tls-key", "", "PEM private key of --tls-cert")
 	flag.Parse()
 	capBytes, err := store.ParseSize(*capacity)
 	if err != nil {
@@ -29,7 +31,7 @@ func main() {
 		os.Exit(2)
 	}
 	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
-		TokenFile: *tokenFile, Logf: log.Printf})
+		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, Logf: log.Printf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)

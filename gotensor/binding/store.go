@@ -262,8 +262,9 @@ var servers = &table[*transport.Node]{name: "server"}
 
 // Serve starts a memory node in the background and returns its handle
 // and URL as "handle;scheme://host:port".
-func Serve(listen, kind string, capacity int64, dir, tokenFile string) (string, error) {
-	s, err := transport.Start(transport.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir, TokenFile: tokenFile})
+func Serve(listen, kind string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (string, error) {
+	s, err := transport.Start(transport.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir,
+		TokenFile: tokenFile, TLSCert: tlsCert, TLSKey: tlsKey})
 	if err != nil {
 		return "", err
 	}

@@ -199,9 +199,9 @@ func StartDecodeRange(fh, off int64, ptr uintptr, n int64, gpu int64) (op int64,
 }
 
 // Serve starts `gotensor serve` in the background: "handle;url".
-func Serve(listen, transport string, capacity int64, dir, tokenFile string) (desc string, err error) {
+func Serve(listen, transport string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (desc string, err error) {
 	defer errs.Recover(&err)
-	return binding.Serve(listen, transport, capacity, dir, tokenFile)
+	return binding.Serve(listen, transport, capacity, dir, tokenFile, tlsCert, tlsKey)
 }
 
 func StopServe(h int64) (err error) {

@@ -91,6 +91,9 @@ func Schemes() []string {
 // Open opens the store a URL names: mem://[name][?capacity=1GiB],
 // file:///dir[?capacity=...].
 func Open(rawURL string) (Store, error) {
+	if urls := splitShards(rawURL); urls != nil { // scheme://a,b,c: keys sharded over the nodes
+		return openSharded(rawURL, urls)
+	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
 		return nil, errs.New(errs.InvalidArgument, "bad store URL %q (want mem://, file:///path, ...)", rawURL)

@@ -3,6 +3,8 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -40,6 +42,7 @@ type link interface {
 // tcpLink pipelines requests on one TCP connection.
 type tcpLink struct {
 	addr    string
+	tls     *tls.Config
 	token   []byte
 	timeout time.Duration
 	url     string
@@ -53,6 +56,35 @@ type tcpLink struct {
 type clientOptions struct {
 	token   []byte
 	timeout time.Duration
+}
+
+// tlsConfig reads tcp://'s TLS parameters: tls=1 turns TLS on (the
+// system's roots verify the server), ca=FILE trusts that PEM instead,
+// servername=NAME checks the certificate against NAME.
+func tlsConfig(u *url.URL) (*tls.Config, error) {
+	q := u.Query()
+	on := q.Get("tls")
+	if on == "" && q.Get("ca") == "" {
+		return nil, nil
+	}
+	if on == "0" || on == "off" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: u.Hostname()}
+	if n := q.Get("servername"); n != "" {
+		cfg.ServerName = n
+	}
+	if ca := q.Get("ca"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, errs.Wrap(errs.InvalidArgument, err, "reading ca=%s", ca)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, errs.New(errs.InvalidArgument, "ca=%s holds no PEM certificate", ca)
+		}
+	}
+	return cfg, nil
 }
 
 func parseClientOptions(u *url.URL) (clientOptions, error) {
@@ -82,7 +114,11 @@ func OpenURL(u *url.URL) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &tcpLink{addr: u.Host, token: o.token, timeout: o.timeout, url: "tcp://" + u.Host}
+	tc, err := tlsConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	l := &tcpLink{addr: u.Host, tls: tc, token: o.token, timeout: o.timeout, url: "tcp://" + u.Host}
 	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
 		return nil, err
 	}
@@ -119,6 +155,17 @@ func (c *tcpLink) connect() (*clientConn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+	}
+	if c.tls != nil {
+		tc := tls.Client(nc, c.tls)
+		hctx, cancel := context.WithTimeout(context.Background(), min(c.timeout, 10*time.Second))
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, errs.Wrap(errs.Unauthorized, err, "TLS handshake with %s", c.addr)
+		}
+		nc = tc
 	}
 	if err := clientHandshake(nc, c.token, c.timeout); err != nil {
 		nc.Close()

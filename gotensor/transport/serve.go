@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"net"
 	"os"
 	"strings"
@@ -17,6 +18,8 @@ type ServeOptions struct {
 	Dir       string // persist frames here (survives restarts); "" keeps them in memory
 	TokenFile string // file holding the shared secret
 	UCXTLS    string // UCX transports for a ucx node ("" keeps UCX_TLS / UCX's choice)
+	TLSCert   string // PEM certificate (chain): a tcp node then speaks TLS 1.3
+	TLSKey    string // its PEM private key
 	Logf      func(format string, args ...any)
 }
 
@@ -81,10 +84,26 @@ func Start(o ServeOptions) (*Node, error) {
 		}
 		return &Node{url: "ucx://" + s.Addr(), addr: s.Addr(), stop: func() { s.Close() }, store: st}, nil
 	}
+	var tlsCfg *tls.Config
+	if o.TLSCert != "" || o.TLSKey != "" {
+		if o.Transport != "tcp" {
+			st.Close()
+			return nil, errs.New(errs.InvalidArgument, "TLS is for the tcp transport")
+		}
+		cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+		if err != nil {
+			st.Close()
+			return nil, errs.Wrap(errs.InvalidArgument, err, "loading TLS certificate and key")
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}
+	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		st.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
 	}
 	s := NewServer(cfg)
 	s.ln = ln // Addr works at once

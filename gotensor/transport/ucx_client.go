@@ -55,8 +55,8 @@ type ucxConn struct {
 	err     error
 }
 
-// OpenUCX opens ucx://host:port[?token=..&timeout=30s&tls=tcp&rma=1MiB].
-// tls picks UCX transports (as UCX_TLS does); rma sends and fetches frames
+// OpenUCX opens ucx://host:port[?token=..&timeout=30s&transports=tcp&rma=1MiB].
+// transports picks UCX transports (as UCX_TLS does); rma sends and fetches frames
 // of at least that size one-sided (put/get on registered memory) instead
 // of by rendezvous active messages; GOTENSOR_UCX_RMA sets its default.
 func OpenUCX(u *url.URL) (*Client, error) {
@@ -81,7 +81,7 @@ func OpenUCX(u *url.URL) (*Client, error) {
 	if rma == "" {
 		rma = os.Getenv("GOTENSOR_UCX_RMA")
 	}
-	l := &ucxLink{addr: u.Host, ip: ip, port: port, opts: o, cfg: ucxConfigFor(q.Get("tls"), u.Host)}
+	l := &ucxLink{addr: u.Host, ip: ip, port: port, opts: o, cfg: ucxConfigFor(q.Get("transports"), u.Host)}
 	switch rma {
 	case "", "0", "off":
 	case "1", "on":

@@ -46,7 +46,7 @@ func openUCX(addr, tls, query string) (*Client, error) {
 	if query != "" {
 		sep = "&"
 	}
-	u, _ := url.Parse("ucx://" + addr + query + sep + "tls=" + url.QueryEscape(tls))
+	u, _ := url.Parse("ucx://" + addr + query + sep + "transports=" + url.QueryEscape(tls))
 	return OpenUCX(u)
 }
 

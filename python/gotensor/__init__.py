@@ -25,6 +25,7 @@ from .store import Store
 __all__ = [
     "Store", "open", "info", "set_workers", "set_gpu_affinity", "default_store",
     "write_tensor", "read_tensor", "write_tensor_async", "read_tensor_async", "read_array",
+    "write_tensors", "read_tensors",
     "delete", "exists", "keys", "stat",
     "GotensorError", "InternalError", "InvalidArgument", "KeyNotFound", "CorruptData",
     "StoreFull", "StoreClosed", "Unavailable", "Unauthorized", "Timeout", "Unsupported",
@@ -58,9 +59,11 @@ def set_workers(n: int = 0) -> int:
 
 
 def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A001 - mirrors the built-in
-    """Open a store: mem://[name][?capacity=1GiB], file:///dir[?capacity=...]
-    or tcp://host:port[?timeout=30s] (a `gotensor serve` node; token, or
-    GOTENSOR_TOKEN, proves the shared secret)."""
+    """Open a store: mem://[name][?capacity=1GiB], file:///dir[?capacity=...],
+    or a `gotensor serve` node: tcp://host:port[?timeout=30s&tls=1] or
+    ucx://host:port[?transports=tcp&rma=1MiB]. List several nodes
+    (tcp://a:7707,b:7707,c:7707) to shard keys over them. token, or
+    GOTENSOR_TOKEN, proves the shared secret."""
     if token is not None:
         from urllib.parse import quote
         url += ("&" if "?" in url else "?") + "token=" + quote(token, safe="")
@@ -94,6 +97,14 @@ def read_tensor(key, *, out=None, device=None):
 
 def read_tensor_async(key, *, out=None, device=None):
     return default_store().read_tensor_async(key, out=out, device=device)
+
+
+def write_tensors(items, *, codec="none"):
+    return default_store().write_tensors(items, codec=codec)
+
+
+def read_tensors(keys, *, device=None):
+    return default_store().read_tensors(keys, device=device)
 
 
 def read_array(key):

@@ -69,9 +69,11 @@ def _serve(args) -> int:
     from . import errors
     from ._native_lib import native
     capacity = errors.call(native.parse_size, args.capacity)
-    desc = errors.call(native.serve, args.listen, args.transport, capacity, args.dir, args.token_file)
+    desc = errors.call(native.serve, args.listen, args.transport, capacity, args.dir, args.token_file,
+                       args.tls_cert, args.tls_key)
     h, url = desc.split(";", 1)
-    print(f"gotensor serve: listening on {url} (capacity {args.capacity}, dir {args.dir or 'none'})", flush=True)
+    tls = " with TLS (clients add ?tls=1 or ?ca=FILE)" if args.tls_cert else ""
+    print(f"gotensor serve: listening on {url}{tls} (capacity {args.capacity}, dir {args.dir or 'none'})", flush=True)
     try:
         while True:  # Go serves; Python only waits for Ctrl-C / SIGTERM
             time.sleep(0.5)
@@ -107,6 +109,8 @@ def main(argv=None) -> int:
     ps.add_argument("--capacity", default="0", help="bytes the node holds, e.g. 8GiB (0: unbounded)")
     ps.add_argument("--dir", default="", help="persist frames in this directory, served again after a restart")
     ps.add_argument("--token-file", default="", help="file holding the shared secret clients must prove")
+    ps.add_argument("--tls-cert", default="", help="PEM certificate: the tcp transport then speaks TLS 1.3")
+    ps.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
     ps.set_defaults(fn=_serve)
     args = p.parse_args(argv)
     try:

@@ -80,6 +80,21 @@ def _codec(codec) -> str:
 _executor = None
 
 
+def _gather(futs: list[Future]) -> list:
+    """Wait for every future, then raise the first error, if any."""
+    first = None
+    out = []
+    for f in futs:
+        try:
+            out.append(f.result())
+        except BaseException as e:  # noqa: BLE001 - re-raised below, after the rest finish
+            first = first or e
+            out.append(None)
+    if first is not None:
+        raise first
+    return out
+
+
 def _staging_executor():
     """Threads that drive the CUDA staging pipelines of async calls."""
     global _executor
@@ -226,6 +241,21 @@ class Store:
             completer.submit(lambda: native.start_decode(fh, view.ptr, view.nbytes, view.gpu), view.keep,
                              lambda _p, f: f.set_result(finish()), future=fut)
         return completer.submit(lambda: native.start_fetch(h, key), None, fetched)
+
+    # -- many at once ------------------------------------------------------------
+    def write_tensors(self, items, *, codec: str = "none") -> None:
+        """Write many tensors concurrently: items is a mapping or (key, tensor)
+        pairs. On a sharded URL (tcp://a,b,c) they fan out over the nodes.
+        Every write runs to its end; the first error is raised after."""
+        pairs = list(items.items() if hasattr(items, "items") else items)
+        _gather([self.write_tensor_async(k, t, codec=codec) for k, t in pairs])
+
+    def read_tensors(self, keys, *, device=None) -> dict:
+        """Read many tensors concurrently (fanning out over a sharded store's
+        nodes); returns {key: tensor} in the order given."""
+        keys = list(keys)
+        futs = [self.read_tensor_async(k, device=device) for k in keys]
+        return dict(zip(keys, _gather(futs)))
 
     # -- keys ------------------------------------------------------------------
     def delete(self, key: str) -> None:

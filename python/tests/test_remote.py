@@ -45,7 +45,7 @@ class Node:
     def url_with(self, **query) -> str:
         kind, tls = TRANSPORTS[self.transport]
         if tls:
-            query["tls"] = tls
+            query["transports"] = tls
         q = "&".join(f"{k}={v}" for k, v in query.items())
         return f"{kind}://127.0.0.1:{self.port}" + ("?" + q if q else "")
 

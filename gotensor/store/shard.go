@@ -1,0 +1,220 @@
+package store
+
+import (
+	"context"
+	"hash/fnv"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// Sharded spreads keys over several stores by rendezvous (highest random
+// weight) hashing: every client that lists the same nodes, in any order,
+// puts a key on the same node, and adding or removing a node moves only
+// the keys that node gains or loses.
+type Sharded struct {
+	url    string
+	nodes  []Store
+	seeds  []uint64
+	closed sync.Once
+}
+
+// NewSharded shards keys over nodes; it owns and closes them.
+func NewSharded(url string, nodes []Store) *Sharded {
+	s := &Sharded{url: url, nodes: nodes}
+	for _, n := range nodes {
+		h := fnv.New64a()
+		h.Write([]byte(n.URL()))
+		s.seeds = append(s.seeds, h.Sum64())
+	}
+	return s
+}
+
+// splitmix64 finalizer: a well-mixed 64-bit score from seed and key hash.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Node returns the index of the node that holds key.
+func (s *Sharded) Node(key string) int {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	k := h.Sum64()
+	best, bestScore := 0, uint64(0)
+	for i, seed := range s.seeds {
+		if sc := mix(k ^ mix(seed)); i == 0 || sc > bestScore {
+			best, bestScore = i, sc
+		}
+	}
+	return best
+}
+
+// Nodes are the shard stores, in URL order.
+func (s *Sharded) Nodes() []Store { return s.nodes }
+
+func (s *Sharded) of(key string) (Store, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	return s.nodes[s.Node(key)], nil
+}
+
+func (s *Sharded) Put(ctx context.Context, key string, frame []byte) error {
+	n, err := s.of(key)
+	if err != nil {
+		return err
+	}
+	return n.Put(ctx, key, frame)
+}
+
+func (s *Sharded) Get(ctx context.Context, key string) ([]byte, error) {
+	n, err := s.of(key)
+	if err != nil {
+		return nil, err
+	}
+	return n.Get(ctx, key)
+}
+
+func (s *Sharded) Head(ctx context.Context, key string, size int) ([]byte, int64, error) {
+	n, err := s.of(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	return n.Head(ctx, key, size)
+}
+
+func (s *Sharded) Delete(ctx context.Context, key string) error {
+	n, err := s.of(key)
+	if err != nil {
+		return err
+	}
+	return n.Delete(ctx, key)
+}
+
+func (s *Sharded) Has(ctx context.Context, key string) (bool, error) {
+	n, err := s.of(key)
+	if err != nil {
+		return false, err
+	}
+	return n.Has(ctx, key)
+}
+
+// List asks every node at once and merges the answers.
+func (s *Sharded) List(ctx context.Context, prefix string) ([]string, error) {
+	lists := make([][]string, len(s.nodes))
+	errl := make([]error, len(s.nodes))
+	var wg sync.WaitGroup
+	for i, n := range s.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i], errl[i] = n.List(ctx, prefix)
+		}()
+	}
+	wg.Wait()
+	var all []string
+	for i := range s.nodes {
+		if errl[i] != nil {
+			return nil, errl[i]
+		}
+		all = append(all, lists[i]...)
+	}
+	sort.Strings(all)
+	return all, nil
+}
+
+func (s *Sharded) Usage() Usage {
+	var u Usage
+	for _, n := range s.nodes {
+		nu := n.Usage()
+		u.Keys += nu.Keys
+		u.Bytes += nu.Bytes
+		u.Capacity += nu.Capacity
+	}
+	return u
+}
+
+func (s *Sharded) URL() string { return s.url }
+
+func (s *Sharded) Close() error {
+	var err error
+	s.closed.Do(func() {
+		for _, n := range s.nodes {
+			if e := n.Close(); e != nil && err == nil {
+				err = e
+			}
+		}
+	})
+	return err
+}
+
+// splitShards turns scheme://a,b,c/rest into scheme://a/rest, ...; nil if
+// the URL names one node.
+func splitShards(rawURL string) []string {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil
+	}
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	hosts, tail := rest[:end], rest[end:]
+	if !strings.Contains(hosts, ",") {
+		return nil
+	}
+	var urls []string
+	for _, h := range strings.Split(hosts, ",") {
+		urls = append(urls, scheme+"://"+strings.TrimSpace(h)+tail)
+	}
+	return urls
+}
+
+func openSharded(rawURL string, urls []string) (Store, error) {
+	seen := map[string]bool{}
+	nodes := make([]Store, 0, len(urls))
+	fail := func(err error) (Store, error) {
+		for _, n := range nodes {
+			n.Close()
+		}
+		return nil, err
+	}
+	for _, u := range urls {
+		if strings.Contains(u, ",") || seen[u] {
+			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q", redact(rawURL)))
+		}
+		seen[u] = true
+		n, err := Open(u)
+		if err != nil {
+			return fail(err)
+		}
+		nodes = append(nodes, n)
+	}
+	scheme, _, _ := strings.Cut(rawURL, "://")
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = strings.TrimPrefix(n.URL(), scheme+"://")
+	}
+	return NewSharded(scheme+"://"+strings.Join(names, ","), nodes), nil
+}
+
+// redact hides a token=... parameter in error messages.
+func redact(rawURL string) string {
+	base, q, ok := strings.Cut(rawURL, "?")
+	if !ok {
+		return rawURL
+	}
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		if strings.HasPrefix(p, "token=") {
+			parts[i] = "token=xxxxx"
+		}
+	}
+	return base + "?" + strings.Join(parts, "&")
+}

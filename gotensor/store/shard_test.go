@@ -1,0 +1,76 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestShardedSpreadsAndAgrees(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open("mem://a,b,c,d?capacity=1GiB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sh := s.(*Sharded)
+	if len(sh.Nodes()) != 4 {
+		t.Fatalf("url %s", s.URL())
+	}
+	const n = 4000
+	for i := range n {
+		if err := s.Put(ctx, fmt.Sprintf("expert.%d", i), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, node := range sh.Nodes() { // even spread: each node within 15% of n/4
+		if k := node.Usage().Keys; math.Abs(float64(k)-n/4) > 0.15*n/4 {
+			t.Fatalf("node %d holds %d of %d keys", i, k, n)
+		}
+	}
+	ks, _ := s.List(ctx, "expert.1")
+	if len(ks) != 1111 || s.Usage().Keys != n {
+		t.Fatalf("list %d usage %+v", len(ks), s.Usage())
+	}
+	// the same node list in another order routes every key the same way
+	other := NewSharded("x", []Store{sh.Nodes()[2], sh.Nodes()[0], sh.Nodes()[3], sh.Nodes()[1]})
+	for i := range 200 {
+		k := fmt.Sprintf("expert.%d", i)
+		if b, err := other.Get(ctx, k); err != nil || b[0] != byte(i) {
+			t.Fatalf("%s routed differently: %v", k, err)
+		}
+	}
+	// dropping one node moves only that node's keys
+	three := NewSharded("y", sh.Nodes()[:3])
+	moved := 0
+	for i := range n {
+		k := fmt.Sprintf("expert.%d", i)
+		if a, b := sh.Node(k), three.Node(k); a != b {
+			if a != 3 {
+				t.Fatalf("%s moved from node %d though node 3 left", k, a)
+			}
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no key lived on the removed node")
+	}
+}
+
+func TestShardURLs(t *testing.T) {
+	for in, want := range map[string]string{
+		"tcp://a:1,b:2":               "[tcp://a:1 tcp://b:2]",
+		"tcp://a:1, b:2?token=x":      "[tcp://a:1?token=x tcp://b:2?token=x]",
+		"ucx://[::1]:1,[::2]:2/p?q=1": "[ucx://[::1]:1/p?q=1 ucx://[::2]:2/p?q=1]",
+		"tcp://a:1":                   "[]",
+		"file:///x,y":                 "[]",
+	} {
+		if got := fmt.Sprint(splitShards(in)); got != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	if _, err := Open("mem://a,a"); err == nil {
+		t.Fatal("a node listed twice was accepted")
+	}
+}

@@ -16,17 +16,19 @@ import (
 // the keys that node gains or loses.
 type Sharded struct {
 	url    string
+	names  []string
 	nodes  []Store
 	seeds  []uint64
 	closed sync.Once
 }
 
-// NewSharded shards keys over nodes; it owns and closes them.
-func NewSharded(url string, nodes []Store) *Sharded {
-	s := &Sharded{url: url, nodes: nodes}
-	for _, n := range nodes {
+// NewSharded shards keys over nodes, known by names (host:port): routing
+// depends on the names only. It owns and closes the nodes.
+func NewSharded(url string, names []string, nodes []Store) *Sharded {
+	s := &Sharded{url: url, names: names, nodes: nodes}
+	for _, n := range names {
 		h := fnv.New64a()
-		h.Write([]byte(n.URL()))
+		h.Write([]byte(n))
 		s.seeds = append(s.seeds, h.Sum64())
 	}
 	return s
@@ -57,6 +59,9 @@ func (s *Sharded) Node(key string) int {
 
 // Nodes are the shard stores, in URL order.
 func (s *Sharded) Nodes() []Store { return s.nodes }
+
+// Names are the nodes' names, in URL order.
+func (s *Sharded) Names() []string { return s.names }
 
 func (s *Sharded) of(key string) (Store, error) {
 	if err := ValidateKey(key); err != nil {
@@ -154,12 +159,12 @@ func (s *Sharded) Close() error {
 	return err
 }
 
-// splitShards turns scheme://a,b,c/rest into scheme://a/rest, ...; nil if
-// the URL names one node.
-func splitShards(rawURL string) []string {
+// splitShards turns scheme://a,b,c/rest into scheme://a/rest, ... and the
+// node names a, b, c; nil if the URL names one node.
+func splitShards(rawURL string) (urls, names []string) {
 	scheme, rest, ok := strings.Cut(rawURL, "://")
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	end := strings.IndexAny(rest, "/?")
 	if end < 0 {
@@ -167,16 +172,17 @@ func splitShards(rawURL string) []string {
 	}
 	hosts, tail := rest[:end], rest[end:]
 	if !strings.Contains(hosts, ",") {
-		return nil
+		return nil, nil
 	}
-	var urls []string
 	for _, h := range strings.Split(hosts, ",") {
-		urls = append(urls, scheme+"://"+strings.TrimSpace(h)+tail)
+		h = strings.TrimSpace(h)
+		urls = append(urls, scheme+"://"+h+tail)
+		names = append(names, h)
 	}
-	return urls
+	return urls, names
 }
 
-func openSharded(rawURL string, urls []string) (Store, error) {
+func openSharded(rawURL string, urls, names []string) (Store, error) {
 	seen := map[string]bool{}
 	nodes := make([]Store, 0, len(urls))
 	fail := func(err error) (Store, error) {
@@ -186,22 +192,30 @@ func openSharded(rawURL string, urls []string) (Store, error) {
 		return nil, err
 	}
 	for _, u := range urls {
-		if strings.Contains(u, ",") || seen[u] {
+		if strings.Contains(u, ",") || seen[u] || strings.Contains(u, "://?") || strings.HasSuffix(u, "://") {
 			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q", redact(rawURL)))
 		}
 		seen[u] = true
 		n, err := Open(u)
+		if errs.Is(err, errs.Unavailable) { // a node that is down fails only the keys it holds
+			n, err = &lateNode{url: u, err: err}, nil
+		}
 		if err != nil {
 			return fail(err)
 		}
 		nodes = append(nodes, n)
 	}
-	scheme, _, _ := strings.Cut(rawURL, "://")
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = strings.TrimPrefix(n.URL(), scheme+"://")
+	up := 0
+	for _, n := range nodes {
+		if _, late := n.(*lateNode); !late {
+			up++
+		}
 	}
-	return NewSharded(scheme+"://"+strings.Join(names, ","), nodes), nil
+	if up == 0 {
+		return fail(nodes[0].(*lateNode).err)
+	}
+	scheme, _, _ := strings.Cut(rawURL, "://")
+	return NewSharded(scheme+"://"+strings.Join(names, ","), names, nodes), nil
 }
 
 // redact hides a token=... parameter in error messages.
@@ -217,4 +231,94 @@ func redact(rawURL string) string {
 		}
 	}
 	return base + "?" + strings.Join(parts, "&")
+}
+
+// lateNode is a shard that could not be reached when the store opened: each
+// use tries to open it again.
+type lateNode struct {
+	url string
+	mu  sync.Mutex
+	st  Store
+	err error
+}
+
+func (l *lateNode) get() (Store, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st == nil {
+		st, err := Open(l.url)
+		if err != nil {
+			return nil, err
+		}
+		l.st = st
+	}
+	return l.st, nil
+}
+
+func (l *lateNode) Put(ctx context.Context, key string, frame []byte) error {
+	st, err := l.get()
+	if err != nil {
+		return err
+	}
+	return st.Put(ctx, key, frame)
+}
+
+func (l *lateNode) Get(ctx context.Context, key string) ([]byte, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return st.Get(ctx, key)
+}
+
+func (l *lateNode) Head(ctx context.Context, key string, n int) ([]byte, int64, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, 0, err
+	}
+	return st.Head(ctx, key, n)
+}
+
+func (l *lateNode) Delete(ctx context.Context, key string) error {
+	st, err := l.get()
+	if err != nil {
+		return err
+	}
+	return st.Delete(ctx, key)
+}
+
+func (l *lateNode) Has(ctx context.Context, key string) (bool, error) {
+	st, err := l.get()
+	if err != nil {
+		return false, err
+	}
+	return st.Has(ctx, key)
+}
+
+func (l *lateNode) List(ctx context.Context, prefix string) ([]string, error) {
+	st, err := l.get()
+	if err != nil {
+		return nil, err
+	}
+	return st.List(ctx, prefix)
+}
+
+func (l *lateNode) Usage() Usage {
+	if st, err := l.get(); err == nil {
+		return st.Usage()
+	}
+	return Usage{}
+}
+
+// URL is the node's URL as listed (stable, so routing does not change
+// when the node comes up).
+func (l *lateNode) URL() string { return l.url }
+
+func (l *lateNode) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st != nil {
+		return l.st.Close()
+	}
+	return nil
 }

@@ -34,7 +34,8 @@ func TestShardedSpreadsAndAgrees(t *testing.T) {
 		t.Fatalf("list %d usage %+v", len(ks), s.Usage())
 	}
 	// the same node list in another order routes every key the same way
-	other := NewSharded("x", []Store{sh.Nodes()[2], sh.Nodes()[0], sh.Nodes()[3], sh.Nodes()[1]})
+	nd, nm := sh.Nodes(), sh.Names()
+	other := NewSharded("x", []string{nm[2], nm[0], nm[3], nm[1]}, []Store{nd[2], nd[0], nd[3], nd[1]})
 	for i := range 200 {
 		k := fmt.Sprintf("expert.%d", i)
 		if b, err := other.Get(ctx, k); err != nil || b[0] != byte(i) {
@@ -42,7 +43,7 @@ func TestShardedSpreadsAndAgrees(t *testing.T) {
 		}
 	}
 	// dropping one node moves only that node's keys
-	three := NewSharded("y", sh.Nodes()[:3])
+	three := NewSharded("y", nm[:3], nd[:3])
 	moved := 0
 	for i := range n {
 		k := fmt.Sprintf("expert.%d", i)
@@ -66,11 +67,13 @@ func TestShardURLs(t *testing.T) {
 		"tcp://a:1":                   "[]",
 		"file:///x,y":                 "[]",
 	} {
-		if got := fmt.Sprint(splitShards(in)); got != want {
-			t.Errorf("%s: %s, want %s", in, got, want)
+		if urls, _ := splitShards(in); fmt.Sprint(urls) != want {
+			t.Errorf("%s: %s, want %s", in, urls, want)
 		}
 	}
-	if _, err := Open("mem://a,a"); err == nil {
-		t.Fatal("a node listed twice was accepted")
+	for _, bad := range []string{"mem://a,a", "mem://a,", "mem://,b"} {
+		if _, err := Open(bad); err == nil {
+			t.Fatalf("%s was accepted", bad)
+		}
 	}
 }

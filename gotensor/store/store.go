@@ -91,8 +91,8 @@ func Schemes() []string {
 // Open opens the store a URL names: mem://[name][?capacity=1GiB],
 // file:///dir[?capacity=...].
 func Open(rawURL string) (Store, error) {
-	if urls := splitShards(rawURL); urls != nil { // scheme://a,b,c: keys sharded over the nodes
-		return openSharded(rawURL, urls)
+	if urls, names := splitShards(rawURL); urls != nil { // scheme://a,b,c: keys sharded over the nodes
+		return openSharded(rawURL, urls, names)
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {

@@ -168,3 +168,66 @@ def test_built_without_ucx_says_how_to_get_it():
         pytest.skip("this build has UCX")
     with pytest.raises(gotensor.Unsupported, match="libucx"):
         gotensor.open("ucx://127.0.0.1:7707")
+
+
+def test_sharded_nodes_fan_out_many_readers():
+    """The MoE case: one writer publishes expert weights over three nodes,
+    several readers fetch them concurrently."""
+    import threading
+    nodes = [Node() for _ in range(3)]
+    try:
+        url = "tcp://" + ",".join(f"127.0.0.1:{n.port}" for n in nodes)
+        experts = {f"layer.3/expert.{i}": (torch.randn(64, 128) * 0.02).to(torch.bfloat16) for i in range(24)}
+        with gotensor.open(url) as w:
+            w.write_tensors(experts, codec="planes")
+            assert sorted(w.keys("layer.3/")) == sorted(experts)
+        per_node = [len(gotensor.open(n.url).keys()) for n in nodes]
+        assert sum(per_node) == 24 and all(c > 0 for c in per_node), per_node
+        results, errs = [], []
+
+        def reader():
+            try:
+                with gotensor.open("tcp://" + ",".join(reversed(url[6:].split(",")))) as r:  # any node order
+                    results.append(r.read_tensors(list(experts)))
+            except Exception as e:  # noqa: BLE001
+                errs.append(e)
+        ts = [threading.Thread(target=reader) for _ in range(4)]
+        [t.start() for t in ts]
+        [t.join(120) for t in ts]
+        assert not errs and len(results) == 4
+        for got in results:
+            assert list(got) == list(experts)
+            for k, t in experts.items():
+                assert torch.equal(got[k].view(torch.int16), t.view(torch.int16))
+        # a dead node fails only the keys it holds, with a typed error
+        nodes[0].stop()
+        alive = set(gotensor.open(nodes[1].url).keys()) | set(gotensor.open(nodes[2].url).keys())
+        with gotensor.open(url + "?timeout=5s") as r:
+            kept = [k for k in experts if k in alive]
+            got = r.read_tensors(kept)
+            assert all(torch.equal(got[k].view(torch.int16), experts[k].view(torch.int16)) for k in kept)
+            with pytest.raises(gotensor.Unavailable):
+                r.read_tensors(list(experts))
+    finally:
+        for n in nodes:
+            if n.p.poll() is None:
+                n.stop()
+
+
+def test_tls_node(tmp_path):
+    import shutil
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "node.pem", tmp_path / "node.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=gotensor",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    n = Node("--tls-cert", str(cert), "--tls-key", str(key))
+    try:
+        with gotensor.open(n.url_with(ca=str(cert))) as s:
+            s.write_tensor("k", torch.arange(5))
+            assert torch.equal(s.read_tensor("k"), torch.arange(5))
+        with pytest.raises(gotensor.Unauthorized, match="TLS"):
+            gotensor.open(n.url_with(tls=1))  # not signed by a trusted authority
+    finally:
+        n.stop()

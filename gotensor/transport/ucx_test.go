@@ -268,3 +268,10 @@ func peers(s *UCXServer) (n int) {
 	s.w.call(func() { n = len(s.peers) })
 	return n
 }
+
+func TestLoadUCX(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, _ := startUCX(t, tls, "tok", 0)
+		runLoad(t, func() (store.Store, error) { return openUCX(s.Addr(), tls, "?token=tok") }, 6)
+	})
+}

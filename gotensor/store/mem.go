@@ -42,6 +42,10 @@ func NewMem(url string, capacity int64) *Mem {
 
 func (s *Mem) URL() string { return s.url }
 
+// Nonblocking: every operation is a map access under a lock, so a server
+// may run it on its network thread instead of handing it to a goroutine.
+func (s *Mem) Nonblocking() bool { return true }
+
 func (s *Mem) Put(_ context.Context, key string, frame []byte) error {
 	if err := ValidateKey(key); err != nil {
 		return err

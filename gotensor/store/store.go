@@ -39,6 +39,15 @@ type Store interface {
 	Close() error
 }
 
+// Nonblocking is implemented by stores whose operations never wait on I/O.
+type Nonblocking interface{ Nonblocking() bool }
+
+// IsNonblocking reports whether st promises never to block.
+func IsNonblocking(st Store) bool {
+	nb, ok := st.(Nonblocking)
+	return ok && nb.Nonblocking()
+}
+
 // Usage reports how full a store is; Capacity 0 means unbounded.
 type Usage struct {
 	Keys     int64

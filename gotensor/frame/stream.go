@@ -24,6 +24,7 @@ type Encoder struct {
 	enc   [][]byte // per chunk: encoded bytes, or a copy of the raw chunk
 	done  []bool
 	nDone int
+	taken int // chunks handed out by Take
 }
 
 // NewEncoder starts a frame for a tensor of the given meta.
@@ -99,8 +100,8 @@ func (e *Encoder) WriteAt(part []byte, off int64) error {
 func (e *Encoder) Finish() ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.nDone != len(e.enc) {
-		return nil, errs.New(errs.InvalidArgument, "frame incomplete: %d of %d chunks written", e.nDone, len(e.enc))
+	if e.nDone != len(e.enc) || e.taken > 0 {
+		return nil, errs.New(errs.InvalidArgument, "frame incomplete: %d of %d chunks written, %d taken", e.nDone, len(e.enc), e.taken)
 	}
 	hs := e.h.Size()
 	size := hs
@@ -115,6 +116,64 @@ func (e *Encoder) Finish() ([]byte, error) {
 	}
 	e.h.put(out[:hs])
 	return out, nil
+}
+
+// Take returns the encoded chunks that follow the ones already taken, in
+// order, as far as they are done: a streamed write sends the payload while
+// later chunks are still being coded. Taken chunks are not kept.
+func (e *Encoder) Take() [][]byte {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out [][]byte
+	for e.taken < len(e.enc) && e.done[e.taken] && e.enc[e.taken] != nil {
+		out = append(out, e.enc[e.taken])
+		e.enc[e.taken] = nil
+		e.taken++
+	}
+	return out
+}
+
+// Header returns the frame header once every chunk has been taken; the
+// frame is the header followed by the taken chunks in order.
+func (e *Encoder) Header() ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.taken != len(e.enc) {
+		return nil, errs.New(errs.InvalidArgument, "frame incomplete: %d of %d chunks taken", e.taken, len(e.enc))
+	}
+	out := make([]byte, e.h.Size())
+	e.h.put(out)
+	return out, nil
+}
+
+// DecodeChunks decodes chunks first, first+1, ... whose encoded bytes lie
+// back to back in src, into dst (their raw bytes); a streamed read decodes
+// each piece of a frame as it arrives.
+func DecodeChunks(h *Header, first int, src, dst []byte, pin parallel.Pin) error {
+	cs := int64(h.ChunkSize)
+	if first < 0 || first > len(h.Chunks) || cs == 0 {
+		return errs.New(errs.InvalidArgument, "chunk %d of %d", first, len(h.Chunks))
+	}
+	n := int((int64(len(dst)) + cs - 1) / cs)
+	if first+n > len(h.Chunks) || (first+n < len(h.Chunks) && int64(len(dst)) != int64(n)*cs) {
+		return errs.New(errs.InvalidArgument, "%d bytes are not whole chunks from chunk %d", len(dst), first)
+	}
+	offs := make([]int, n+1)
+	for j := 0; j < n; j++ {
+		offs[j+1] = offs[j] + int(h.Chunks[first+j].EncLen)
+	}
+	if offs[n] != len(src) {
+		return corrupt("chunks %d..%d hold %d encoded bytes, chunk table says %d", first, first+n-1, len(src), offs[n])
+	}
+	c, err := codec.ByID(h.Codec)
+	if err != nil {
+		return err
+	}
+	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
+	return parallel.ForBytesPinned(n, int64(len(dst)), pin, func(j int) error {
+		i := first + j
+		return decodeChunk(c, in, h.Chunks[i], src[offs[j]:offs[j+1]], dst[int64(j)*cs:int64(j)*cs+int64(h.RawChunkLen(i))], i)
+	})
 }
 
 // DecodeRange decodes the chunks covering tensor bytes [off, off+len(dst))

@@ -308,6 +308,32 @@ func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) 
 	return buf, info.Size(), nil
 }
 
+// GetRange reads bytes [off, off+n) of the frame, so a large tensor is
+// decoded piece by piece while the rest is read.
+func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int64, error) {
+	if err := s.check(key); err != nil {
+		return nil, 0, err
+	}
+	f, err := os.Open(filepath.Join(s.dir, pathFor(key)))
+	if err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	size := info.Size()
+	if off < 0 || n < 0 || off > size {
+		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
+	}
+	buf := make([]byte, min(n, size-off))
+	if _, err := f.ReadAt(buf, off); err != nil {
+		return nil, 0, s.openErr(key, err)
+	}
+	return buf, size, nil
+}
+
 func (s *Dir) Delete(_ context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err

@@ -305,7 +305,7 @@ func (c *tcpLink) lost(cc *clientConn) error {
 }
 
 func opName(op Op) string {
-	return [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "?"}[min(int(op), int(opMax))]
+	return [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "get-range", "put-part", "put-commit", "put-abort", "?"}[min(int(op), int(opMax))]
 }
 
 func (c *Client) URL() string { return c.url }

@@ -51,6 +51,12 @@ const (
 	// server reads the frame from, or writes it into, the client's memory.
 	OpPutRMA
 	OpGetRMA
+	// Streamed frames: parts by offset (arg), then the header commits them;
+	// get-range answers bytes [arg, arg+n) with n an 8-byte payload.
+	OpGetRange
+	OpPutPart
+	OpPutCommit
+	OpPutAbort
 	opMax
 )
 

@@ -142,6 +142,7 @@ func (s *Server) serveConn(c net.Conn) {
 	var wmu sync.Mutex
 	sem := make(chan struct{}, s.cfg.MaxInflight)
 	inline := store.IsNonblocking(s.cfg.Store)
+	ups := newUploads(s.cfg.MaxMessage)
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
@@ -151,6 +152,17 @@ func (s *Server) serveConn(c net.Conn) {
 				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)
 			}
 			return // a malformed message closes this connection only
+		}
+		if isUpload(m.op) { // parts are kept per connection, in order of arrival
+			if resp := ups.handle(m); resp != nil {
+				wmu.Lock()
+				err := writeMessage(c, resp)
+				wmu.Unlock()
+				if err != nil {
+					return
+				}
+				continue
+			} // a commit goes on as the put of the whole frame
 		}
 		if inline {
 			// a map access: answer from this goroutine; only large answers
@@ -283,6 +295,15 @@ func handleRequest(st store.Store, m *message) *message {
 		resp.payload = []byte(strings.Join(ks, "\n"))
 	case OpUsage:
 		resp.payload, _ = json.Marshal(st.Usage())
+	case OpGetRange:
+		if len(m.payload) != 8 {
+			return fail(protoErr("get-range wants an 8-byte length"))
+		}
+		b, size, err := store.ReadRange(ctx, st, m.key, int64(m.arg), int64(binary.LittleEndian.Uint64(m.payload)))
+		if err != nil {
+			return fail(err)
+		}
+		resp.payload, resp.arg = b, uint64(size)
 	default: // one-sided ops need a transport with remote memory access
 		return fail(errs.New(errs.Unsupported, "%s is not served over this transport", opName(m.op)))
 	}

@@ -66,6 +66,7 @@ const (
 )
 
 type ucxPeer struct {
+	ups   *uploads
 	ep    C.ucp_ep_h
 	state peerState
 	nonce []byte
@@ -170,7 +171,7 @@ func (s *UCXServer) onConn(req C.ucp_conn_request_h) {
 		s.cfg.Logf("gotensor serve: ucx accept: %v", ucxStatus("accept", rc))
 		return
 	}
-	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight)}
+	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: newUploads(s.cfg.MaxMessage)}
 }
 
 func (s *UCXServer) onEpError(ep C.ucp_ep_h, status C.int) {
@@ -203,6 +204,12 @@ func (s *UCXServer) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
 		return
 	}
 	m.payload = payload
+	if isUpload(m.op) { // parts are kept per endpoint; a commit goes on as a put
+		if resp := p.ups.handle(m); resp != nil {
+			s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, nil)
+			return
+		}
+	}
 	if s.inline && m.op != OpPutRMA && m.op != OpGetRMA { // a map access: no goroutine hand-off
 		resp := handleRequest(s.cfg.Store, m)
 		s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, func(status C.int) {

@@ -275,3 +275,10 @@ func TestLoadUCX(t *testing.T) {
 		runLoad(t, func() (store.Store, error) { return openUCX(s.Addr(), tls, "?token=tok") }, 6)
 	})
 }
+
+func TestStreamingUCX(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		s, mem := startUCX(t, tls, "", 0)
+		checkStreaming(t, dialUCX(t, s.Addr(), tls, ""), mem)
+	})
+}

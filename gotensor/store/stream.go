@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// RangeReader is a store that can return part of a frame, so a reader
+// decodes the first pieces of a large tensor while later ones are in flight.
+type RangeReader interface {
+	// GetRange returns up to n bytes of the frame from off, and the
+	// frame's total size.
+	GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error)
+}
+
+// StreamWriter is a store that takes a frame in parts, so a writer sends
+// the first chunks of a large tensor while later ones are being encoded.
+type StreamWriter interface {
+	PutStream(ctx context.Context, key string) (PartSink, error)
+}
+
+// PartSink receives one frame: payload parts by offset (after the header),
+// in any order, then the header. Nothing is visible under the key until
+// Commit succeeds; Abort (or a lost connection) leaves the store unchanged.
+type PartSink interface {
+	// WritePart takes part (retained until Commit or Abort) and may return
+	// before it has reached the store.
+	WritePart(off int64, part []byte) error
+	Commit(header []byte) error
+	Abort()
+}
+
+// Parts assembles a frame from parts: the same checks every store makes
+// before a streamed frame becomes visible.
+type Parts struct {
+	mu    sync.Mutex
+	parts map[int64][]byte
+	size  int64
+	limit int64
+}
+
+// NewParts collects parts of a payload of at most limit bytes.
+func NewParts(limit int64) *Parts { return &Parts{parts: map[int64][]byte{}, limit: limit} }
+
+// Add records part at off.
+func (p *Parts) Add(off int64, part []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if off < 0 || len(part) == 0 || off > p.limit-int64(len(part)) || p.size > p.limit-int64(len(part)) {
+		return errs.New(errs.InvalidArgument, "part [%d, %d) is outside a frame of at most %d bytes", off, off+int64(len(part)), p.limit)
+	}
+	if _, dup := p.parts[off]; dup {
+		return errs.New(errs.InvalidArgument, "part at %d sent twice", off)
+	}
+	p.parts[off] = part
+	p.size += int64(len(part))
+	return nil
+}
+
+// Size is the bytes collected so far.
+func (p *Parts) Size() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.size
+}
+
+// Frame returns header followed by the parts, which must tile the payload
+// without gap or overlap.
+func (p *Parts) Frame(header []byte) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	offs := make([]int64, 0, len(p.parts))
+	for o := range p.parts {
+		offs = append(offs, o)
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	out := make([]byte, int64(len(header))+p.size)
+	n := copy(out, header)
+	var at int64
+	for _, o := range offs {
+		if o != at {
+			return nil, errs.New(errs.CorruptData, "streamed frame has a gap or overlap at byte %d", at)
+		}
+		n += copy(out[n:], p.parts[o])
+		at += int64(len(p.parts[o]))
+	}
+	p.parts = nil
+	return out, nil
+}
+
+// bufferedSink streams into any store by assembling the frame first.
+type bufferedSink struct {
+	ctx   context.Context
+	st    Store
+	key   string
+	parts *Parts
+}
+
+// BufferedStream gives any store the StreamWriter interface.
+func BufferedStream(ctx context.Context, st Store, key string) PartSink {
+	return &bufferedSink{ctx: ctx, st: st, key: key, parts: NewParts(1 << 62)}
+}
+
+func (b *bufferedSink) WritePart(off int64, part []byte) error { return b.parts.Add(off, part) }
+
+func (b *bufferedSink) Commit(header []byte) error {
+	f, err := b.parts.Frame(header)
+	if err != nil {
+		return err
+	}
+	return b.st.Put(b.ctx, b.key, f)
+}
+
+func (b *bufferedSink) Abort() { b.parts = NewParts(0) }
+
+// ReadRange serves GetRange from any store.
+func ReadRange(ctx context.Context, st Store, key string, off, n int64) ([]byte, int64, error) {
+	if rr, ok := st.(RangeReader); ok {
+		return rr.GetRange(ctx, key, off, n)
+	}
+	f, err := st.Get(ctx, key)
+	if err != nil {
+		return nil, 0, err
+	}
+	size := int64(len(f))
+	if off < 0 || n < 0 || off > size {
+		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
+	}
+	return f[off:min(size, off+n)], size, nil
+}
+
+// GetRange and PutStream route a sharded store's streams to the key's node.
+func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+	node, err := s.of(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if l, ok := node.(*lateNode); ok {
+		if node, err = l.get(); err != nil {
+			return nil, 0, err
+		}
+	}
+	return ReadRange(ctx, node, key, off, n)
+}
+
+func (s *Sharded) PutStream(ctx context.Context, key string) (PartSink, error) {
+	node, err := s.of(key)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := node.(*lateNode); ok {
+		if node, err = l.get(); err != nil {
+			return nil, err
+		}
+	}
+	if sw, ok := node.(StreamWriter); ok {
+		return sw.PutStream(ctx, key)
+	}
+	return BufferedStream(ctx, node, key), nil
+}

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"math"
+	"os"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -16,9 +18,21 @@ import (
 // in parts (remote nodes, directories): encoding one piece overlaps sending
 // the previous, and decoding one overlaps fetching the next.
 var (
-	StreamMin   int64 = 8 << 20 // tensors (raw bytes) at least this large stream
-	StreamPiece int64 = 4 << 20 // bytes per piece
+	StreamMin   int64 = streamMinFromEnv() // tensors (raw bytes) at least this large stream
+	StreamPiece int64 = 4 << 20            // bytes per piece
 )
+
+// streamMinFromEnv reads GOTENSOR_STREAM_MIN (a size; "off" never streams).
+func streamMinFromEnv() int64 {
+	v := os.Getenv("GOTENSOR_STREAM_MIN")
+	if v == "off" || v == "0" {
+		return math.MaxInt64
+	}
+	if n, err := store.ParseSize(v); err == nil && n > 0 {
+		return n
+	}
+	return 8 << 20
+}
 
 const piecesInFlight = 4
 

@@ -220,7 +220,7 @@ func clientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
 func (cc *clientConn) readLoop() {
 	r := bufio.NewReaderSize(cc.c, 256<<10)
 	for {
-		m, err := readMessage(r, DefaultMaxMessage, 1<<30) // the server is trusted up to 1 GiB at once
+		m, err := readMessage(r, DefaultMaxMessage, trustAll)
 		if err != nil {
 			cc.fail(err)
 			return

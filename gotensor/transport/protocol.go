@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"io"
+	"sync/atomic"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 )
@@ -30,9 +31,10 @@ const (
 	// readStep is how much payload buffer grows per read: a peer that
 	// announces a huge message must send it before we hold that much.
 	readStep = 16 << 20
-	// serverPrealloc is how much of an announced payload a server
-	// allocates at once (only authenticated peers get this far).
-	serverPrealloc = 64 << 20
+	// A server allocates announced payloads whole while all connections
+	// together hold less than preallocBudget that way; beyond it, buffers
+	// grow as bytes arrive. (Only authenticated peers get this far.)
+	preallocBudget = 4 << 30
 )
 
 // Op is a request type.
@@ -114,9 +116,10 @@ func (h *header) payloadLen() uint64 {
 }
 
 // readMessage reads one message, checking every length against the limits
-// before trusting it; beyond prealloc bytes, the payload buffer grows as
-// bytes actually arrive.
-func readMessage(r io.Reader, maxPayload, prealloc uint64) (*message, error) {
+// before trusting it. reserve says how much of an announced payload may be
+// allocated at once (and releases it when the read ends); beyond that the
+// buffer grows as bytes actually arrive.
+func readMessage(r io.Reader, maxPayload uint64, reserve func(n uint64) (uint64, func())) (*message, error) {
 	var hb [headerSize]byte
 	if _, err := io.ReadFull(r, hb[:]); err != nil {
 		return nil, err
@@ -141,6 +144,8 @@ func readMessage(r io.Reader, maxPayload, prealloc uint64) (*message, error) {
 		m.key = string(kb)
 	}
 	if n > 0 {
+		prealloc, release := reserve(n)
+		defer release()
 		buf := make([]byte, 0, min(n, max(readStep, prealloc)))
 		for uint64(len(buf)) < n {
 			step := min(n-uint64(len(buf)), readStep)
@@ -211,4 +216,18 @@ func statusOf(err error) uint8 {
 		return 0
 	}
 	return uint8(errs.KindOf(err)) + 1
+}
+
+// trustAll preallocates whatever is announced (a client reading its server).
+func trustAll(n uint64) (uint64, func()) { return n, func() {} }
+
+// budget hands out preallocation from a shared allowance.
+type budget struct{ used atomic.Int64 }
+
+func (b *budget) reserve(n uint64) (uint64, func()) {
+	if b.used.Add(int64(n)) <= preallocBudget {
+		return n, func() { b.used.Add(-int64(n)) }
+	}
+	b.used.Add(-int64(n))
+	return 0, func() {}
 }

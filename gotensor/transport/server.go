@@ -35,6 +35,8 @@ type Server struct {
 	conns  map[net.Conn]struct{}
 	closed bool
 	wg     sync.WaitGroup
+
+	prealloc budget // payload bytes being read into whole buffers
 }
 
 // NewServer returns a server for cfg.
@@ -146,7 +148,7 @@ func (s *Server) serveConn(c net.Conn) {
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
-		m, err := readMessage(r, s.cfg.MaxMessage, serverPrealloc)
+		m, err := readMessage(r, s.cfg.MaxMessage, s.prealloc.reserve)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)

@@ -26,7 +26,9 @@ type uploads struct {
 	limit uint64
 }
 
-func newUploads(limit uint64) *uploads { return &uploads{open: map[string]*store.Parts{}, limit: limit} }
+func newUploads(limit uint64) *uploads {
+	return &uploads{open: map[string]*store.Parts{}, limit: limit}
+}
 
 // handle serves put-part and put-abort, and turns put-commit into the put
 // of the assembled frame; it returns the response for the first two, or

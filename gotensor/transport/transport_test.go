@@ -285,7 +285,7 @@ func FuzzReadMessage(f *testing.F) {
 	writeMessage(&buf, &message{header: header{op: OpHead, id: 8, arg: 4096}, key: "k"})
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := readMessage(bytes.NewReader(b), 1<<20, 0)
+		m, err := readMessage(bytes.NewReader(b), 1<<20, new(budget).reserve)
 		if err != nil {
 			return
 		}
@@ -296,7 +296,7 @@ func FuzzReadMessage(f *testing.F) {
 		if err := writeMessage(&out, m); err != nil {
 			t.Fatal(err)
 		}
-		m2, err := readMessage(&out, 1<<20, 0)
+		m2, err := readMessage(&out, 1<<20, trustAll)
 		if err != nil || m2.key != m.key || !bytes.Equal(m2.payload, m.payload) || m2.id != m.id {
 			t.Fatalf("re-encoding differs: %v", err)
 		}

@@ -68,8 +68,18 @@ def tcp_node():
     n.stop()
 
 
+@pytest.fixture(scope="module")
+def ucx_node():
+    from test_remote import UCX, Node
+    if not UCX:
+        pytest.skip("built without UCX")
+    n = Node(transport="ucx-sm")
+    yield n
+    n.stop()
+
+
 @pytest.mark.parametrize("name", list(POLICIES))
-@pytest.mark.parametrize("url", ["mem://", "file", "tcp"])
+@pytest.mark.parametrize("url", ["mem://", "file", "tcp", "ucx"])
 def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, url, request):
     pol = policy(*POLICIES[name])
     with cpu_shim():
@@ -79,8 +89,8 @@ def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, 
         finally:
             ref_env.close_copy_threads()
         gtf.install()
-        if url == "tcp":
-            url = request.getfixturevalue("tcp_node").url
+        if url in ("tcp", "ucx"):
+            url = request.getfixturevalue(f"{url}_node").url
         elif url == "file":
             url = f"file://{tmp_path}/store"
         env = gtf.execution_env(url)

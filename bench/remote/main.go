@@ -51,7 +51,7 @@ func main() {
 	flag.Parse()
 	switch *role {
 	case "serve":
-		n, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind})
+		n, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: 2 << 30, CapHeap: true})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -69,6 +69,9 @@ func main() {
 			}
 			szs = append(szs, n)
 		}
+		// the client, like the node (whose --capacity sets it), keeps a Go
+		// heap limit, so received buffers are reused rather than new memory
+		debug.SetMemoryLimit(3 << 30)
 		recs := bench(szs, *latReps)
 		json.NewEncoder(os.Stdout).Encode(recs)
 	}
@@ -101,7 +104,7 @@ func median(xs []float64) float64 {
 func repsFor(size int64) int {
 	switch {
 	case size >= 1<<30:
-		return 3
+		return 5
 	case size >= 64<<20:
 		return 7
 	}

@@ -31,7 +31,7 @@ func main() {
 		os.Exit(2)
 	}
 	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
-		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, Logf: log.Printf})
+		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, CapHeap: true, Logf: log.Printf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)

@@ -264,7 +264,7 @@ var servers = &table[*transport.Node]{name: "server"}
 // and URL as "handle;scheme://host:port".
 func Serve(listen, kind string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (string, error) {
 	s, err := transport.Start(transport.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir,
-		TokenFile: tokenFile, TLSCert: tlsCert, TLSKey: tlsKey})
+		TokenFile: tokenFile, TLSCert: tlsCert, TLSKey: tlsKey, CapHeap: true})
 	if err != nil {
 		return "", err
 	}

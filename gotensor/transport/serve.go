@@ -2,8 +2,10 @@ package transport
 
 import (
 	"crypto/tls"
+	"math"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -20,6 +22,7 @@ type ServeOptions struct {
 	UCXTLS    string // UCX transports for a ucx node ("" keeps UCX_TLS / UCX's choice)
 	TLSCert   string // PEM certificate (chain): a tcp node then speaks TLS 1.3
 	TLSKey    string // its PEM private key
+	CapHeap   bool   // a process of its own: keep the Go heap just above Capacity (see capHeap)
 	Logf      func(format string, args ...any)
 }
 
@@ -43,6 +46,20 @@ func (n *Node) Shutdown() error {
 	return n.store.Close()
 }
 
+// capHeap gives a node process with a capacity a soft Go heap limit just
+// above it (unless GOMEMLIMIT is set): the runtime then collects and reuses the
+// buffers of replaced frames instead of growing to twice the capacity, and
+// new frames land in memory that is already mapped.
+func capHeap(capacity int64) {
+	if capacity <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := capacity + capacity/8 + 256<<20
+	if cur := debug.SetMemoryLimit(-1); cur < limit || cur == math.MaxInt64 {
+		debug.SetMemoryLimit(limit)
+	}
+}
+
 // Start opens the backing store, listens and serves in the background.
 func Start(o ServeOptions) (*Node, error) {
 	var token []byte
@@ -61,6 +78,9 @@ func Start(o ServeOptions) (*Node, error) {
 	}
 	if o.Transport == "" {
 		o.Transport = "tcp"
+	}
+	if o.CapHeap {
+		capHeap(o.Capacity)
 	}
 	if o.Transport != "tcp" && o.Transport != "ucx" {
 		return nil, errs.New(errs.InvalidArgument, "unknown transport %q (tcp or ucx)", o.Transport)

@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
+	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
@@ -347,4 +349,19 @@ func FuzzParseAMHeader(f *testing.F) {
 			parseRMADesc(b, 1<<30) // must not panic on anything
 		}
 	})
+}
+
+func TestCapHeap(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	debug.SetMemoryLimit(math.MaxInt64)
+	t.Setenv("GOMEMLIMIT", "")
+	capHeap(8 << 30)
+	if got := debug.SetMemoryLimit(-1); got != 8<<30+1<<30+256<<20 {
+		t.Fatalf("limit %d", got)
+	}
+	capHeap(1 << 30) // a smaller node never lowers a limit already set
+	if got := debug.SetMemoryLimit(-1); got != 8<<30+1<<30+256<<20 {
+		t.Fatalf("limit %d", got)
+	}
 }

@@ -34,7 +34,10 @@ type countingSink struct {
 	n int
 }
 
-func (c *countingSink) WritePart(off int64, b []byte) error { c.n++; return c.PartSink.WritePart(off, b) }
+func (c *countingSink) WritePart(off int64, b []byte) error {
+	c.n++
+	return c.PartSink.WritePart(off, b)
+}
 func (c *countingSink) Commit(h []byte) error {
 	c.p.mu.Lock()
 	c.p.parts = c.n

@@ -288,7 +288,8 @@ func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
 	return b, nil
 }
 
-func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
+// open opens key's file and returns its size.
+func (s *Dir) open(key string) (*os.File, int64, error) {
 	if err := s.check(key); err != nil {
 		return nil, 0, err
 	}
@@ -296,34 +297,35 @@ func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) 
 	if err != nil {
 		return nil, 0, s.openErr(key, err)
 	}
-	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, 0, s.openErr(key, err)
 	}
-	buf := make([]byte, min(int64(n), info.Size()))
+	return f, info.Size(), nil
+}
+
+func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
+	f, size, err := s.open(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, min(int64(n), size))
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return nil, 0, s.openErr(key, err)
 	}
-	return buf, info.Size(), nil
+	return buf, size, nil
 }
 
 // GetRange reads bytes [off, off+n) of the frame, so a large tensor is
 // decoded piece by piece while the rest is read.
 func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int64, error) {
-	if err := s.check(key); err != nil {
+	f, size, err := s.open(key)
+	if err != nil {
 		return nil, 0, err
 	}
-	f, err := os.Open(filepath.Join(s.dir, pathFor(key)))
-	if err != nil {
-		return nil, 0, s.openErr(key, err)
-	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, 0, s.openErr(key, err)
-	}
-	size := info.Size()
 	if off < 0 || n < 0 || off > size {
 		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
 	}

@@ -273,7 +273,20 @@ func (c *tcpLink) do(ctx context.Context, m *message) (*message, error) {
 		cc.fail(err)
 		return nil, c.lost(cc)
 	}
-	timer := time.NewTimer(c.timeout)
+	return await(ctx, ch, cc.dead, c.timeout, m.op, c.addr,
+		func() error { return c.lost(cc) },
+		func() {
+			cc.pmu.Lock()
+			delete(cc.pending, m.id)
+			cc.pmu.Unlock()
+		})
+}
+
+// await waits for the response on ch, the connection's end (dead), the
+// timeout or ctx; forget drops the pending request when the caller gives up.
+func await(ctx context.Context, ch chan *message, dead chan struct{}, timeout time.Duration, op Op, addr string,
+	lost func() error, forget func()) (*message, error) {
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
 	case resp := <-ch:
@@ -281,18 +294,14 @@ func (c *tcpLink) do(ctx context.Context, m *message) (*message, error) {
 			return nil, statusErr(resp.status, resp.payload)
 		}
 		return resp, nil
-	case <-cc.dead:
-		return nil, c.lost(cc)
+	case <-dead:
+		return nil, lost()
 	case <-timer.C:
-		cc.pmu.Lock()
-		delete(cc.pending, m.id)
-		cc.pmu.Unlock()
-		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", opName(m.op), c.addr, c.timeout)
+		forget()
+		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", opName(op), addr, timeout)
 	case <-ctx.Done():
-		cc.pmu.Lock()
-		delete(cc.pending, m.id)
-		cc.pmu.Unlock()
-		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", opName(m.op), c.addr)
+		forget()
+		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", opName(op), addr)
 	}
 }
 

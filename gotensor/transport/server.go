@@ -41,6 +41,10 @@ type Server struct {
 
 // NewServer returns a server for cfg.
 func NewServer(cfg ServerConfig) *Server {
+	return &Server{cfg: cfg.withDefaults(), conns: map[net.Conn]struct{}{}}
+}
+
+func (cfg ServerConfig) withDefaults() ServerConfig {
 	if cfg.MaxMessage == 0 {
 		cfg.MaxMessage = DefaultMaxMessage
 	}
@@ -50,7 +54,7 @@ func NewServer(cfg ServerConfig) *Server {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Server{cfg: cfg, conns: map[net.Conn]struct{}{}}
+	return cfg
 }
 
 // CheckListenAddr refuses a non-loopback address without a token.
@@ -145,6 +149,11 @@ func (s *Server) serveConn(c net.Conn) {
 	sem := make(chan struct{}, s.cfg.MaxInflight)
 	inline := store.IsNonblocking(s.cfg.Store)
 	ups := newUploads(s.cfg.MaxMessage)
+	send := func(resp *message) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		return writeMessage(c, resp)
+	}
 	var inflight sync.WaitGroup
 	defer inflight.Wait()
 	for {
@@ -157,50 +166,31 @@ func (s *Server) serveConn(c net.Conn) {
 		}
 		if isUpload(m.op) { // parts are kept per connection, in order of arrival
 			if resp := ups.handle(m); resp != nil {
-				wmu.Lock()
-				err := writeMessage(c, resp)
-				wmu.Unlock()
-				if err != nil {
+				if send(resp) != nil {
 					return
 				}
 				continue
 			} // a commit goes on as the put of the whole frame
 		}
+		var resp *message
 		if inline {
 			// a map access: answer from this goroutine; only large answers
 			// are written from another, so reading goes on meanwhile
-			resp := handleRequest(s.cfg.Store, m)
-			if len(resp.payload) < 256<<10 {
-				wmu.Lock()
-				err := writeMessage(c, resp)
-				wmu.Unlock()
-				if err != nil {
+			if resp = handleRequest(s.cfg.Store, m); len(resp.payload) < 256<<10 {
+				if send(resp) != nil {
 					return
 				}
 				continue
 			}
-			sem <- struct{}{}
-			inflight.Add(1)
-			go func() {
-				defer func() { <-sem; inflight.Done() }()
-				wmu.Lock()
-				err := writeMessage(c, resp)
-				wmu.Unlock()
-				if err != nil {
-					c.Close()
-				}
-			}()
-			continue
 		}
 		sem <- struct{}{}
 		inflight.Add(1)
 		go func() {
 			defer func() { <-sem; inflight.Done() }()
-			resp := handleRequest(s.cfg.Store, m)
-			wmu.Lock()
-			err := writeMessage(c, resp)
-			wmu.Unlock()
-			if err != nil {
+			if resp == nil {
+				resp = handleRequest(s.cfg.Store, m)
+			}
+			if send(resp) != nil {
 				c.Close()
 			}
 		}()

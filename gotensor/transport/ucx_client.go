@@ -298,24 +298,9 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *message) (*message, error) {
 	if !ok {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
-	forget := func() { l.w.run(func() { delete(cc.pending, m.id) }) }
-	timer := time.NewTimer(l.opts.timeout)
-	defer timer.Stop()
-	select {
-	case resp := <-ch:
-		if resp.status != 0 {
-			return nil, statusErr(resp.status, resp.payload)
-		}
-		return resp, nil
-	case <-cc.dead:
-		return nil, l.unavailable(cc.err)
-	case <-timer.C:
-		forget()
-		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", opName(m.op), l.addr, l.opts.timeout)
-	case <-ctx.Done():
-		forget()
-		return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", opName(m.op), l.addr)
-	}
+	return await(ctx, ch, cc.dead, l.opts.timeout, m.op, l.addr,
+		func() error { return l.unavailable(cc.err) },
+		func() { l.w.run(func() { delete(cc.pending, m.id) }) })
 }
 
 // quarantine keeps buffers a timed-out one-sided transfer may still touch.

@@ -75,15 +75,7 @@ type ucxPeer struct {
 
 // ListenUCX serves cfg.Store on addr (host:port; port 0 picks one).
 func ListenUCX(addr string, cfg ServerConfig, u ucxConfig) (*UCXServer, error) {
-	if cfg.MaxMessage == 0 {
-		cfg.MaxMessage = DefaultMaxMessage
-	}
-	if cfg.MaxInflight == 0 {
-		cfg.MaxInflight = 64
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
+	cfg = cfg.withDefaults()
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, errs.Wrap(errs.InvalidArgument, err, "bad listen address %q", addr)

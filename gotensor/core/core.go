@@ -55,7 +55,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	if sw, ok := s.st.(store.StreamWriter); ok && int64(len(raw)) >= StreamMin {
+	if sw, ok := s.st.(store.Streamer); ok && int64(len(raw)) >= StreamMin {
 		return s.writeStreamed(ctx, sw, key, meta, raw, codecName)
 	}
 	f, err := s.encode(meta, raw, codecName, pinOf(ctx))
@@ -144,7 +144,7 @@ type Fetched struct {
 
 // Fetch reads the frame under key and validates its header.
 func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
-	if rr, ok := s.st.(store.RangeReader); ok {
+	if rr, ok := s.st.(store.Streamer); ok {
 		return s.fetchStreamed(ctx, rr, key)
 	}
 	f, err := s.st.Get(ctx, key)

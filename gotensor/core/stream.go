@@ -14,9 +14,9 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-// Large tensors move in pieces through stores that take and serve frames
-// in parts (remote nodes, directories): encoding one piece overlaps sending
-// the previous, and decoding one overlaps fetching the next.
+// Large tensors move in pieces through stores across a link (memory
+// nodes): encoding one piece overlaps sending the previous, and decoding
+// one overlaps fetching the next.
 var (
 	StreamMin   int64 = streamMinFromEnv() // tensors (raw bytes) at least this large stream
 	StreamPiece int64 = 4 << 20            // bytes per piece

@@ -22,6 +22,14 @@ type StreamWriter interface {
 	PutStream(ctx context.Context, key string) (PartSink, error)
 }
 
+// Streamer is a store across a link (a memory node, or several), where
+// moving a large frame in pieces lets the transfer overlap encoding and
+// decoding. Local stores serve ranges too, but gain nothing from pieces.
+type Streamer interface {
+	RangeReader
+	StreamWriter
+}
+
 // PartSink receives one frame: payload parts by offset (after the header),
 // in any order, then the header. Nothing is visible under the key until
 // Commit succeeds; Abort (or a lost connection) leaves the store unchanged.

@@ -163,6 +163,11 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 		case b := <-cc.hs:
 			return b, nil
 		case <-cc.dead:
+			select { // a refusal may arrive together with the server closing
+			case b := <-cc.hs:
+				return b, nil
+			default:
+			}
 			return nil, errs.Wrap(errs.Unavailable, cc.err, "cannot reach gotensor server %s", l.addr)
 		case <-timer.C:
 			l.w.call(func() { l.fail(cc, errs.New(errs.Timeout, "handshake timed out")) })

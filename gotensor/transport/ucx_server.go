@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -265,7 +266,16 @@ func (s *UCXServer) handshake(p *ucxPeer, b []byte) {
 		}
 		s.cfg.Logf("gotensor serve: ucx peer: bad token")
 		p.state = rejected
-		s.w.send(p.ep, C.GT_AM_HANDSHAKE, verdict, nil, func(C.int) { s.drop(p.ep) })
+		// the client closes on the refusal; one that does not is dropped
+		s.w.send(p.ep, C.GT_AM_HANDSHAKE, verdict, nil, func(C.int) {
+			time.AfterFunc(time.Second, func() {
+				s.w.run(func() {
+					if s.peers[p.ep] == p {
+						s.drop(p.ep)
+					}
+				})
+			})
+		})
 	default:
 		if string(b) == bye {
 			s.drop(p.ep)

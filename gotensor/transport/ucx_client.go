@@ -321,19 +321,17 @@ func (l *ucxLink) withRegistered(buf []byte, f func(d []byte) error) error {
 	pin := new(runtime.Pinner)
 	ptr := pinned(buf, pin)
 	rkey := make([]byte, maxRkey)
-	rlen := C.size_t(len(rkey))
 	var memh C.ucp_mem_h
+	rlen := 0
 	rc := C.int(C.UCS_ERR_CANCELED)
-	l.w.call(func() {
-		rc = C.gt_mem_map(l.w.c, ptr, C.size_t(len(buf)), &memh, unsafe.Pointer(&rkey[0]), &rlen)
-	})
+	l.w.call(func() { memh, rlen, rc = l.w.memMap(ptr, len(buf), rkey) })
 	if rc != 0 {
 		pin.Unpin()
 		return ucxStatus("register memory", rc)
 	}
 	d := &rmaDesc{addr: uint64(uintptr(ptr)), length: uint64(len(buf)), rkey: rkey[:rlen]}
 	err := f(d.encode())
-	l.w.call(func() { C.gt_mem_unmap(l.w.c, memh) })
+	l.w.call(func() { l.w.memUnmap(memh) })
 	if errs.Is(err, errs.Timeout) {
 		quarantine.Lock()
 		quarantine.bufs = append(quarantine.bufs, buf)

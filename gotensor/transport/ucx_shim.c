@@ -165,13 +165,13 @@ fail:
 
 void gt_destroy(gt_worker *w) {
 	if (!w) return;
-	if (w->listener) ucp_listener_destroy(w->listener);
 	gt_event *e;
-	while ((e = gt_pop(w))) {
+	while ((e = gt_pop(w))) { /* before the listener goes: pending requests are rejected through it */
 		if (e->kind == GT_EV_AM && e->rndv) ucp_am_data_release(w->w, e->data);
-		if (e->kind == GT_EV_CONN) ucp_listener_reject(w->listener, e->conn);
+		if (e->kind == GT_EV_CONN && w->listener) ucp_listener_reject(w->listener, e->conn);
 		gt_free_event(e);
 	}
+	if (w->listener) ucp_listener_destroy(w->listener);
 	if (w->w) ucp_worker_destroy(w->w);
 	if (w->ctx) ucp_cleanup(w->ctx);
 	if (w->wakefd >= 0) close(w->wakefd);

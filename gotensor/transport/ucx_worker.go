@@ -72,6 +72,7 @@ type ucxWorker struct {
 	// worker-thread state
 	ops    map[uint64]func(status C.int)
 	nextID uint64
+	mapped map[C.ucp_mem_h]struct{} // registered memory, unmapped at the latest on destroy
 }
 
 func ucxStatus(what string, rc C.int) error {
@@ -81,7 +82,7 @@ func ucxStatus(what string, rc C.int) error {
 // startUCXWorker creates the worker on a fresh locked goroutine.
 func startUCXWorker(cfg ucxConfig, ev ucxEvents, setup func(w *ucxWorker) error) (*ucxWorker, error) {
 	w := &ucxWorker{ev: ev, cmds: make(chan func(), 1024), quit: make(chan struct{}), done: make(chan struct{}),
-		ops: map[uint64]func(C.int){}}
+		ops: map[uint64]func(C.int){}, mapped: map[C.ucp_mem_h]struct{}{}}
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -166,6 +167,9 @@ func (w *ucxWorker) destroy() {
 	w.wmu.Lock()
 	w.stopped = true
 	w.wmu.Unlock()
+	for m := range w.mapped { // UCX refuses to clean up while memory is registered
+		C.gt_mem_unmap(w.c, m)
+	}
 	C.gt_destroy(w.c)
 	w.c = nil
 	for id, f := range w.ops { // UCX is gone: release what the operations pinned
@@ -300,6 +304,25 @@ func (w *ucxWorker) dispatch(e *C.gt_event) {
 			}
 			w.ev.onAM(amID, ep, hdr, buf)
 		})
+	}
+}
+
+// memMap registers buf for remote access and packs its key into rkey;
+// worker thread only.
+func (w *ucxWorker) memMap(ptr unsafe.Pointer, n int, rkey []byte) (C.ucp_mem_h, int, C.int) {
+	var memh C.ucp_mem_h
+	rlen := C.size_t(len(rkey))
+	rc := C.gt_mem_map(w.c, ptr, C.size_t(n), &memh, unsafe.Pointer(&rkey[0]), &rlen)
+	if rc == 0 {
+		w.mapped[memh] = struct{}{}
+	}
+	return memh, int(rlen), rc
+}
+
+func (w *ucxWorker) memUnmap(memh C.ucp_mem_h) {
+	if _, ok := w.mapped[memh]; ok {
+		delete(w.mapped, memh)
+		C.gt_mem_unmap(w.c, memh)
 	}
 }
 

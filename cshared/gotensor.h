@@ -1,8 +1,9 @@
 /*
  * gotensor C ABI: libgotensor.so, built by `make cshared` from this folder.
  *
- * Stores are opened from a URL ("mem://", "file:///dir", ...) and named by an
- * opaque handle. Tensors are passed as caller-owned memory (pointer + byte
+ * Stores are opened from a URL ("mem://", "file:///dir", a memory node
+ * "tcp://host:port" or "ucx://host:port", several nodes as
+ * "tcp://a:7707,b:7707") and named by an opaque handle. Tensors are passed as caller-owned memory (pointer + byte
  * count); gotensor never keeps a pointer past the call and never hands out
  * memory the caller must free. Every function returns GT_OK or an error code;
  * gt_last_error() then describes the error of the calling thread.

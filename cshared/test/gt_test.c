@@ -69,6 +69,7 @@ static void error_paths(const char *dir) {
     CHECK(strstr(gt_last_error(), "unknown store scheme") != NULL, "message: %s", gt_last_error());
     EXPECT_RC(gt_open(NULL, &s), GT_ERR_INVALID_ARGUMENT);
     EXPECT_RC(gt_open("mem://", NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_open("tcp://127.0.0.1:1", &s), GT_ERR_UNAVAILABLE);  /* no memory node there */
 
     EXPECT_RC(gt_open("mem://?capacity=200", &s), GT_OK);
     CHECK(gt_last_error()[0] == 0, "success clears the error: %s", gt_last_error());

@@ -114,7 +114,7 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
              "back on one net.Conn (the floor for any protocol on Go sockets); ucx_perftest `ucp_am_bw` is "
              "one-way bandwidth with busy polling on both sides, `ucp_am_lat` its round trip (2 x the reported "
              "half). one-sided: frames of 1 MiB and more move by put/get on registered memory "
-             "(`?rma=1MiB`); smaller ones, and the 4 KiB round trip (a head, then a get), by active messages. "
+             "(`?rma=1MiB`); smaller ones, like the 4 KiB round trip, by active messages. "
              "Every write lands in a new buffer on the node, and every read in a new one on the client; the first "
              "row is what touching never-used memory costs on this VM. The transport nodes run with "
              "`--capacity 2GiB`, which also caps their Go heap just above it, and the client process with a "

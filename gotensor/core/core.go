@@ -55,8 +55,8 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	if sw, ok := s.st.(store.Streamer); ok && int64(len(raw)) >= StreamMin {
-		return s.writeStreamed(ctx, sw, key, meta, raw, codecName)
+	if int64(len(raw)) >= StreamMin && store.Streams(s.st) {
+		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, codecName)
 	}
 	f, err := s.encode(meta, raw, codecName, pinOf(ctx))
 	if err != nil {
@@ -144,8 +144,8 @@ type Fetched struct {
 
 // Fetch reads the frame under key and validates its header.
 func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
-	if rr, ok := s.st.(store.Streamer); ok {
-		return s.fetchStreamed(ctx, rr, key)
+	if store.Streams(s.st) {
+		return s.fetchStreamed(ctx, s.st.(store.Streamer), key)
 	}
 	f, err := s.st.Get(ctx, key)
 	if err != nil {

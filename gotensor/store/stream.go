@@ -30,6 +30,29 @@ type Streamer interface {
 	StreamWriter
 }
 
+// Streams reports whether large frames should move through st in pieces:
+// it is a Streamer, and (if it says) its link gains from pieces. A link
+// that moves whole frames one-sided says no.
+func Streams(st Store) bool {
+	if _, ok := st.(Streamer); !ok {
+		return false
+	}
+	if c, ok := st.(interface{ Streams() bool }); ok {
+		return c.Streams()
+	}
+	return true
+}
+
+// Streams is true when every node streams.
+func (s *Sharded) Streams() bool {
+	for _, n := range s.nodes {
+		if _, late := n.(*lateNode); !late && !Streams(n) {
+			return false
+		}
+	}
+	return true
+}
+
 // PartSink receives one frame: payload parts by offset (after the header),
 // in any order, then the header. Nothing is visible under the key until
 // Commit succeeds; Abort (or a lost connection) leaves the store unchanged.

@@ -79,6 +79,15 @@ func (u *uploads) handle(m *message) *message {
 
 func isUpload(op Op) bool { return op == OpPutPart || op == OpPutCommit || op == OpPutAbort }
 
+// Streams is false on a link that moves large frames whole and one-sided
+// (ucx:// with rma): pieces would bypass that path.
+func (c *Client) Streams() bool {
+	if l, ok := c.link.(interface{ streams() bool }); ok {
+		return l.streams()
+	}
+	return true
+}
+
 // GetRange fetches bytes [off, off+n) of the frame under key.
 func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
 	if err := store.ValidateKey(key); err != nil {

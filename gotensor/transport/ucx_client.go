@@ -37,6 +37,7 @@ type ucxLink struct {
 	opts   clientOptions
 	cfg    ucxConfig
 	rmaMin int // frames this large move one-sided (0: never)
+	sizes  sizeHints
 	w      *ucxWorker
 
 	mu     sync.Mutex // one connect at a time
@@ -272,11 +273,16 @@ func (l *ucxLink) close() {
 	l.w.stop()
 }
 
+func (l *ucxLink) streams() bool { return l.rmaMin == 0 }
+
 func (l *ucxLink) do(ctx context.Context, m *message) (*message, error) {
 	if l.rmaMin > 0 {
 		switch {
-		case m.op == OpPut && len(m.payload) >= l.rmaMin:
-			return l.putRMA(ctx, m)
+		case m.op == OpPut:
+			l.sizes.put(m.key, len(m.payload))
+			if len(m.payload) >= l.rmaMin {
+				return l.putRMA(ctx, m)
+			}
 		case m.op == OpGet:
 			return l.getRMA(ctx, m)
 		}
@@ -351,33 +357,60 @@ func (l *ucxLink) putRMA(ctx context.Context, m *message) (*message, error) {
 	return resp, err
 }
 
-// getRMA learns the frame's size, then has the server write it straight
-// into a registered buffer; small frames come back as messages.
+// getRMA has the server write the frame straight into a registered buffer
+// sized from what this client last saw of the key; a key it has not seen,
+// or a small frame, comes back as a message, which teaches it the size.
 func (l *ucxLink) getRMA(ctx context.Context, m *message) (*message, error) {
-	for range 3 { // the frame may be replaced between the two steps
-		head, err := l.roundTrip(ctx, &message{header: header{op: OpHead}, key: m.key})
-		if err != nil {
-			return nil, err
-		}
-		size := head.arg
-		if size < uint64(l.rmaMin) || size == 0 {
-			return l.roundTrip(ctx, m)
+	size := l.sizes.get(m.key)
+	for range 3 { // the frame may have grown since
+		if size < l.rmaMin {
+			resp, err := l.roundTrip(ctx, m)
+			if err == nil {
+				l.sizes.put(m.key, len(resp.payload))
+			}
+			return resp, err
 		}
 		buf := make([]byte, size)
 		var resp *message
-		err = l.withRegistered(buf, func(d []byte) (err error) {
+		err := l.withRegistered(buf, func(d []byte) (err error) {
 			resp, err = l.roundTrip(ctx, &message{header: header{op: OpGetRMA}, key: m.key, payload: d})
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		if resp.arg > 0 && resp.arg <= size { // written into buf
-			resp.payload = buf[:resp.arg]
+		got := int(resp.arg)
+		l.sizes.put(m.key, got)
+		if got > 0 && got <= size { // written into buf
+			resp.payload = buf[:got]
 			return resp, nil
 		}
+		size = got
 	}
 	return l.roundTrip(ctx, m)
+}
+
+// sizeHints remembers frame sizes per key for one-sided gets.
+type sizeHints struct {
+	mu sync.Mutex
+	m  map[string]int
+}
+
+const maxHints = 1 << 16
+
+func (h *sizeHints) get(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[key]
+}
+
+func (h *sizeHints) put(key string, n int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxHints { // a bound, not a cache policy: start over
+		h.m = map[string]int{}
+	}
+	h.m[key] = n
 }
 
 // ucxEndpointInfo describes the transports the link's endpoint uses.

@@ -9,11 +9,14 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
 // ucxCases are the UCX transports this machine has: TCP, and shared memory
@@ -281,4 +284,60 @@ func TestStreamingUCX(t *testing.T) {
 		s, mem := startUCX(t, tls, "", 0)
 		checkStreaming(t, dialUCX(t, s.Addr(), tls, ""), mem)
 	})
+}
+
+// headCounter counts Head calls on the node.
+type headCounter struct {
+	store.Store
+	heads atomic.Int64
+}
+
+func (h *headCounter) Head(c context.Context, key string, n int) ([]byte, int64, error) {
+	h.heads.Add(1)
+	return h.Store.Head(c, key, n)
+}
+
+// One-sided gets are sized from what the client saw of the key: no extra
+// round trip, and a frame that grew is fetched again at its new size.
+func TestUCXOneSidedSizing(t *testing.T) {
+	hc := &headCounter{Store: store.NewMem("mem://node", 0)}
+	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: hc}, ucxConfigFor("sm,tcp", "127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := dialUCX(t, s.Addr(), "sm,tcp", "?rma=64KiB")
+	if store.Streams(c) {
+		t.Fatal("a one-sided link asks for streamed frames")
+	}
+	small, big := bytes.Repeat([]byte{1}, 100<<10), bytes.Repeat([]byte{2}, 300<<10)
+	c.Put(ctx, "k", small)
+	for _, want := range [][]byte{small, small} {
+		if got, err := c.Get(ctx, "k"); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("get: %v", err)
+		}
+	}
+	other := dialUCX(t, s.Addr(), "sm,tcp", "")
+	other.Put(ctx, "k", big) // grows behind the first client's back
+	if got, err := c.Get(ctx, "k"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("grown frame: %v", err)
+	}
+	fresh := dialUCX(t, s.Addr(), "sm,tcp", "?rma=64KiB") // never saw the key
+	if got, err := fresh.Get(ctx, "k"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("unseen key: %v", err)
+	}
+	if n := hc.heads.Load(); n != 0 {
+		t.Fatalf("%d head round trips", n)
+	}
+	// through core: whole frames one-sided, not pieces
+	cs := core.Wrap(c)
+	meta := tensor.Meta{DType: tensor.Uint8, Shape: []int64{16 << 20}}
+	raw := bytes.Repeat([]byte{3, 4, 5}, 16<<20/3+1)[:16<<20]
+	if err := cs.WriteTensor(ctx, "t", meta, raw, "lz4"); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, len(raw))
+	if err := cs.ReadTensor(ctx, "t", meta, dst); err != nil || !bytes.Equal(dst, raw) {
+		t.Fatalf("tensor: %v", err)
+	}
 }

@@ -109,7 +109,8 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
     sizes = sorted({r["bytes"] for r in trs if r["bytes"] > 4096})
     echo = by.get(("Go net.Conn echo", "tcp"), {})
     lines = ["## Remote memory node (`make bench-remote`)", "",
-             "Loopback on this machine, client and server in separate processes, medians. write+read: "
+             "Loopback on this machine, client and server in separate processes; each figure is the median of three "
+             "passes over all cases, each pass's the median of its repetitions. write+read: "
              "2 x size over the time to write then read it back. The Go echo sends the bytes and gets them "
              "back on one net.Conn (the floor for any protocol on Go sockets); ucx_perftest `ucp_am_bw` is "
              "one-way bandwidth with busy polling on both sides, `ucp_am_lat` its round trip (2 x the reported "

@@ -53,6 +53,27 @@ type codeError struct {
 
 func (e *codeError) Error() string { return e.msg }
 
+// guard runs one exported call: a panic becomes InternalError, and the
+// error is recorded for gt_last_error and returned as its code.
+func guard(f func() error) (rc C.int) {
+	var err error
+	defer func() { rc = status(err) }()
+	defer errs.Recover(&err)
+	err = f()
+	return
+}
+
+// guardKey is guard for calls that take a key.
+func guardKey(key *C.gt_cchar, f func(k string) error) C.int {
+	return guard(func() error {
+		k, err := goKey(key)
+		if err != nil {
+			return err
+		}
+		return f(k)
+	})
+}
+
 func goKey(key *C.gt_cchar) (string, error) {
 	if key == nil {
 		return "", errs.New(errs.InvalidArgument, "key is NULL")
@@ -98,148 +119,105 @@ func stat(h int64, key string, info *C.gt_tensor_info) (*core.Stat, tensor.DType
 func gt_abi_version() C.int { return C.GT_ABI_VERSION }
 
 //export gt_open
-func gt_open(url *C.gt_cchar, out *C.gt_store) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	if url == nil || out == nil {
-		err = errs.New(errs.InvalidArgument, "gt_open: url and store must not be NULL")
-		return
-	}
-	var h int64
-	if h, err = binding.Open(C.GoString((*C.char)(url))); err == nil {
-		*out = C.gt_store(h)
-	}
-	return
+func gt_open(url *C.gt_cchar, out *C.gt_store) C.int {
+	return guard(func() error {
+		if url == nil || out == nil {
+			return errs.New(errs.InvalidArgument, "gt_open: url and store must not be NULL")
+		}
+		h, err := binding.Open(C.GoString((*C.char)(url)))
+		if err == nil {
+			*out = C.gt_store(h)
+		}
+		return err
+	})
 }
 
 //export gt_close
-func gt_close(h C.gt_store) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	err = binding.Close(int64(h))
-	return
+func gt_close(h C.gt_store) C.int {
+	return guard(func() error { return binding.Close(int64(h)) })
 }
 
 //export gt_write_tensor
 func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
-	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	k, err := goKey(key)
-	if err != nil {
-		return
-	}
-	if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
-		err = errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
-		return
-	}
-	dt := tensor.DType(dtype)
-	if dtype < 0 || dtype > 255 || !dt.Valid() {
-		err = errs.New(errs.InvalidArgument, "unknown dtype %d", dtype)
-		return
-	}
-	dims := make([]int64, int(ndim))
-	if ndim > 0 {
-		for i, d := range unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)) {
-			dims[i] = d
+	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar) C.int {
+	return guardKey(key, func(k string) error {
+		if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
+			return errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
 		}
-	}
-	raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
-	if err != nil {
-		return
-	}
-	codecName := "none"
-	if codec != nil {
-		codecName = C.GoString((*C.char)(codec))
-	}
-	err = binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName, -1)
-	return
+		dt := tensor.DType(dtype)
+		if dtype < 0 || dtype > 255 || !dt.Valid() {
+			return errs.New(errs.InvalidArgument, "unknown dtype %d", dtype)
+		}
+		dims := make([]int64, int(ndim))
+		if ndim > 0 {
+			copy(dims, unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)))
+		}
+		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
+		if err != nil {
+			return err
+		}
+		codecName := "none"
+		if codec != nil {
+			codecName = C.GoString((*C.char)(codec))
+		}
+		return binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName, -1)
+	})
 }
 
 //export gt_read_tensor
-func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.size_t, info *C.gt_tensor_info) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	k, err := goKey(key)
-	if err != nil {
-		return
-	}
-	s, err := binding.StoreOf(int64(h))
-	if err != nil {
-		return
-	}
-	f, err := s.Fetch(context.Background(), k)
-	if err != nil {
-		return
-	}
-	hd := f.Header
-	st := &core.Stat{Shape: hd.Meta.Shape, RawBytes: hd.RawSize, StoredBytes: int64(hd.Size()) + hd.PayloadSize(), Codec: codecName(hd.Codec)}
-	fillInfo(info, st, hd.Meta.DType)
-	if uint64(size) < uint64(hd.RawSize) {
-		err = &codeError{errBufferTooSmall, errs.New(errs.InvalidArgument,
-			"buffer of %d bytes is too small for key %q: %s%v needs %d", size, k, hd.Meta.DType, hd.Meta.Shape, hd.RawSize).Error()}
-		return
-	}
-	dst, err := binding.BytesAt(uintptr(buf), hd.RawSize)
-	if err != nil {
-		return
-	}
-	err = f.DecodeInto(dst)
-	return
+func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.size_t, info *C.gt_tensor_info) C.int {
+	return guardKey(key, func(k string) error {
+		s, err := binding.StoreOf(int64(h))
+		if err != nil {
+			return err
+		}
+		f, err := s.Fetch(context.Background(), k)
+		if err != nil {
+			return err
+		}
+		hd := f.Header
+		st := &core.Stat{Shape: hd.Meta.Shape, RawBytes: hd.RawSize, StoredBytes: int64(hd.Size()) + hd.PayloadSize(), Codec: codecName(hd.Codec)}
+		fillInfo(info, st, hd.Meta.DType)
+		if uint64(size) < uint64(hd.RawSize) {
+			return &codeError{errBufferTooSmall, errs.New(errs.InvalidArgument,
+				"buffer of %d bytes is too small for key %q: %s%v needs %d", size, k, hd.Meta.DType, hd.Meta.Shape, hd.RawSize).Error()}
+		}
+		dst, err := binding.BytesAt(uintptr(buf), hd.RawSize)
+		if err != nil {
+			return err
+		}
+		return f.DecodeInto(dst)
+	})
 }
 
 //export gt_stat
-func gt_stat(h C.gt_store, key *C.gt_cchar, info *C.gt_tensor_info) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	k, err := goKey(key)
-	if err != nil {
-		return
-	}
-	if info == nil {
-		err = errs.New(errs.InvalidArgument, "gt_stat: info must not be NULL")
-		return
-	}
-	_, _, err = stat(int64(h), k, info)
-	return
+func gt_stat(h C.gt_store, key *C.gt_cchar, info *C.gt_tensor_info) C.int {
+	return guardKey(key, func(k string) error {
+		if info == nil {
+			return errs.New(errs.InvalidArgument, "gt_stat: info must not be NULL")
+		}
+		_, _, err := stat(int64(h), k, info)
+		return err
+	})
 }
 
 //export gt_delete
-func gt_delete(h C.gt_store, key *C.gt_cchar) (rc C.int) {
-	var err error
-	defer func() { rc = status(err) }()
-	defer errs.Recover(&err)
-	k, err := goKey(key)
-	if err != nil {
-		return
-	}
-	err = binding.Delete(int64(h), k)
-	return
+func gt_delete(h C.gt_store, key *C.gt_cchar) C.int {
+	return guardKey(key, func(k string) error { return binding.Delete(int64(h), k) })
 }
 
 //export gt_exists
-func gt_exists(h C.gt_store, key *C.gt_cchar) (rc C.int) {
-	var (
-		err error
-		ok  bool
-	)
-	defer func() {
-		if rc = status(err); err == nil && ok {
-			rc = 1
-		} else if err != nil {
-			rc = -rc
-		}
-	}()
-	defer errs.Recover(&err)
-	k, err := goKey(key)
-	if err != nil {
-		return
+func gt_exists(h C.gt_store, key *C.gt_cchar) C.int {
+	var ok bool
+	rc := guardKey(key, func(k string) (err error) {
+		ok, err = binding.Exists(int64(h), k)
+		return err
+	})
+	switch {
+	case rc != C.GT_OK:
+		return -rc
+	case ok:
+		return 1
 	}
-	ok, err = binding.Exists(int64(h), k)
-	return
+	return 0
 }

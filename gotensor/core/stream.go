@@ -133,11 +133,11 @@ type span struct {
 // decodes the whole current frame once instead.
 func (f *Fetched) decodeStreamed(off int64, dst []byte, pin parallel.Pin) error {
 	h, src := f.Header, f.src
+	if err := h.CheckRange(off, int64(len(dst))); err != nil {
+		return err
+	}
 	cs := int64(h.ChunkSize)
 	end := off + int64(len(dst))
-	if off < 0 || (cs > 0 && off%cs != 0) || end > h.RawSize || (end != h.RawSize && cs > 0 && end%cs != 0) {
-		return errs.New(errs.InvalidArgument, "range [%d, %d) is not whole %d-byte chunks of a %d-byte tensor", off, end, cs, h.RawSize)
-	}
 	if len(dst) == 0 {
 		return nil
 	}

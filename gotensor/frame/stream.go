@@ -181,15 +181,10 @@ func DecodeChunks(h *Header, first int, src, dst []byte, pin parallel.Pin) error
 // whole chunks (the last may be short). It lets a reader stage a tensor
 // through a small buffer.
 func DecodeRange(h *Header, frame []byte, off int64, dst []byte, pin parallel.Pin) error {
-	cs := int64(h.ChunkSize)
-	end := off + int64(len(dst))
-	if off < 0 || (cs > 0 && off%cs != 0) || end > h.RawSize || (end != h.RawSize && cs > 0 && end%cs != 0) {
-		return errs.New(errs.InvalidArgument, "range [%d, %d) is not whole %d-byte chunks of a %d-byte tensor", off, end, cs, h.RawSize)
-	}
-	c, err := codec.ByID(h.Codec)
-	if err != nil {
+	if err := h.CheckRange(off, int64(len(dst))); err != nil {
 		return err
 	}
+	cs := int64(h.ChunkSize)
 	hs := h.Size()
 	if got, want := int64(len(frame)-hs), h.PayloadSize(); got != want {
 		return corrupt("frame payload is %d bytes, chunk table says %d", got, want)
@@ -203,16 +198,22 @@ func DecodeRange(h *Header, frame []byte, off int64, dst []byte, pin parallel.Pi
 	for i := 0; i < first; i++ {
 		start += int(h.Chunks[i].EncLen)
 	}
-	offs := make([]int, n+1)
-	offs[0] = start
-	for j := 0; j < n; j++ {
-		offs[j+1] = offs[j] + int(h.Chunks[first+j].EncLen)
+	stop := start
+	for i := first; i < first+n; i++ {
+		stop += int(h.Chunks[i].EncLen)
 	}
-	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
-	return parallel.ForBytesPinned(n, int64(len(dst)), pin, func(j int) error {
-		i := first + j
-		return decodeChunk(c, in, h.Chunks[i], frame[offs[j]:offs[j+1]], dst[int64(j)*cs:int64(j)*cs+int64(h.RawChunkLen(i))], i)
-	})
+	return DecodeChunks(h, first, frame[start:stop], dst, pin)
+}
+
+// CheckRange says whether tensor bytes [off, off+n) are whole chunks (the
+// last chunk may be short), as ranged decodes require.
+func (h *Header) CheckRange(off, n int64) error {
+	cs := int64(h.ChunkSize)
+	end := off + n
+	if off < 0 || n < 0 || (cs > 0 && off%cs != 0) || end > h.RawSize || (end != h.RawSize && cs > 0 && end%cs != 0) {
+		return errs.New(errs.InvalidArgument, "range [%d, %d) is not whole %d-byte chunks of a %d-byte tensor", off, end, cs, h.RawSize)
+	}
+	return nil
 }
 
 func decodeChunk(c codec.Codec, in codec.Info, ch Chunk, src, out []byte, i int) error {

@@ -29,7 +29,7 @@ test: install-test go-test fuzz c-test py-test
 go-test:
 	$(GO) vet -tags '$(GOTAGS)' ./...
 	$(GO) test -tags '$(GOTAGS)' -race -count=1 ./...
-	$(GO) vet ./gotensor/transport                        # the build without UCX still compiles
+	$(GO) vet ./gotensor/transport/...                    # the build without UCX still compiles
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/gotensor-serve
 
 # Execution counts (about 5 s each here), not durations: a duration -fuzztime
@@ -39,8 +39,8 @@ FUZZTIME ?=
 fuzz:               ## run every Go fuzz target from its seed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/frame
-	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/transport
-	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(or $(FUZZTIME),80000x) ./gotensor/transport
+	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/transport/wire
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(or $(FUZZTIME),80000x) ./gotensor/transport/wire
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests

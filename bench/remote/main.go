@@ -28,7 +28,9 @@ import (
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/store"
-	"github.com/gotensor/gotensor/gotensor/transport"
+	"github.com/gotensor/gotensor/gotensor/transport/node"
+	"github.com/gotensor/gotensor/gotensor/transport/schemes"
+	"github.com/gotensor/gotensor/gotensor/transport/ucx"
 )
 
 type record struct {
@@ -52,7 +54,7 @@ func main() {
 	flag.Parse()
 	switch *role {
 	case "serve":
-		n, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: 2 << 30, CapHeap: true})
+		n, err := node.Start(node.ServeOptions{Listen: *listen, Transport: *kind, Capacity: 2 << 30, CapHeap: true})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -142,6 +144,7 @@ func repsFor(size int64) int {
 
 // storeCase measures one gotensor transport.
 func storeCase(name, tr, url string, sizes []int64, latReps int) []record {
+	schemes.Register()
 	st, err := store.Open(url)
 	if err != nil {
 		log.Fatalf("%s: %v", url, err)
@@ -355,7 +358,7 @@ func bench(sizes []int64, latReps int) []record {
 	addr, stop = child(nil, "-role", "serve", "-transport", "tcp")
 	recs = append(recs, storeCase("gotensor", "tcp", "tcp://"+addr, sizes, latReps)...)
 	stop()
-	if !transport.UCXBuilt {
+	if !ucx.Built {
 		log.Print("built without UCX: ucx cases skipped (go build -tags ucx)")
 		return recs
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/gotensor/gotensor/gotensor/store"
-	"github.com/gotensor/gotensor/gotensor/transport"
+	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 func main() {
@@ -30,7 +30,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(2)
 	}
-	s, err := transport.Start(transport.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
+	s, err := node.Start(node.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
 		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, CapHeap: true, Logf: log.Printf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)

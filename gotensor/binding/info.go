@@ -2,7 +2,7 @@ package binding
 
 import (
 	"encoding/json"
-	"github.com/gotensor/gotensor/gotensor/transport"
+	"github.com/gotensor/gotensor/gotensor/transport/ucx"
 	"runtime"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -60,7 +60,7 @@ func SetWorkers(n int) int {
 
 // transports lists the memory-node transports built in.
 func transports() []string {
-	if transport.UCXBuilt {
+	if ucx.Built {
 		return []string{"tcp", "ucx"}
 	}
 	return []string{"tcp"}

@@ -8,7 +8,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport"
+	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 var (
@@ -258,12 +258,12 @@ func DecodeRange(fh, off int64, dst []byte, gpu int) error {
 	return f.DecodeRange(off, dst, pinFor(gpu))
 }
 
-var servers = &table[*transport.Node]{name: "server"}
+var servers = &table[*node.Node]{name: "server"}
 
 // Serve starts a memory node in the background and returns its handle
 // and URL as "handle;scheme://host:port".
 func Serve(listen, kind string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (string, error) {
-	s, err := transport.Start(transport.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir,
+	s, err := node.Start(node.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir,
 		TokenFile: tokenFile, TLSCert: tlsCert, TLSKey: tlsKey, CapHeap: true})
 	if err != nil {
 		return "", err

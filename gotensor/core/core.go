@@ -13,6 +13,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
+	"github.com/gotensor/gotensor/gotensor/transport/schemes"
 )
 
 // Version is the gotensor release.
@@ -27,6 +28,7 @@ type Store struct {
 
 // Open opens the store a URL names (see store.Open).
 func Open(url string) (*Store, error) {
+	schemes.Register()
 	st, err := store.Open(url)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,6 @@
 //go:build ucx
 
-package transport
+package ucx
 
 /*
 #cgo pkg-config: ucx
@@ -21,8 +21,8 @@ import (
 	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
-// ucxConfig chooses UCX transports for one worker.
-type ucxConfig struct {
+// Config chooses UCX transports for one worker.
+type Config struct {
 	tls        string // UCX_TLS for this worker ("" keeps UCX's choice / the environment)
 	netDevices string // UCX_NET_DEVICES
 }
@@ -30,7 +30,7 @@ type ucxConfig struct {
 // errPeer reports whether endpoints ask for peer failure detection. UCX
 // leaves shared-memory transports out of endpoints that do, so a selection
 // naming any of them runs without it (request timeouts still apply).
-func (c ucxConfig) errPeer() bool {
+func (c Config) errPeer() bool {
 	tls := c.tls
 	if tls == "" {
 		tls = os.Getenv("UCX_TLS")
@@ -50,11 +50,16 @@ func (c ucxConfig) errPeer() bool {
 // ucxEvents receives what the worker delivers; every method runs on the
 // worker's thread and must not block.
 type ucxEvents interface {
-	onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte)
+	// onAM delivers a message; release (nil for eager data) returns the
+	// payload's budget
+	onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release func())
 	onBadAM(ep C.ucp_ep_h, err error) // a message that could not be received
 	onConn(req C.ucp_conn_request_h)
 	onEpError(ep C.ucp_ep_h, status C.int)
-	maxPayload(hdr []byte) uint64
+	// rndvBuffer admits a rendezvous payload of n bytes: the buffer UCX
+	// places it in and what to release after, or false to drop it (the
+	// receiver has answered or closed the endpoint).
+	rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) (buf []byte, release func(), ok bool)
 }
 
 // ucxWorker owns one UCX context and worker. A single goroutine, locked to
@@ -80,7 +85,7 @@ func ucxStatus(what string, rc C.int) error {
 }
 
 // startUCXWorker creates the worker on a fresh locked goroutine.
-func startUCXWorker(cfg ucxConfig, ev ucxEvents, setup func(w *ucxWorker) error) (*ucxWorker, error) {
+func startUCXWorker(cfg Config, ev ucxEvents, setup func(w *ucxWorker) error) (*ucxWorker, error) {
 	w := &ucxWorker{ev: ev, cmds: make(chan func(), 1024), quit: make(chan struct{}), done: make(chan struct{}),
 		ops: map[uint64]func(C.int){}, mapped: map[C.ucp_mem_h]struct{}{}}
 	ready := make(chan error, 1)
@@ -283,26 +288,26 @@ func (w *ucxWorker) dispatch(e *C.gt_event) {
 			if n > 0 {
 				payload = C.GoBytes(e.data, C.int(n))
 			}
-			w.ev.onAM(amID, ep, hdr, payload)
+			w.ev.onAM(amID, ep, hdr, payload, nil)
 			return
 		}
-		// rendezvous: check the length before allocating, then let UCX
-		// place the payload straight into its Go buffer
-		if max := w.ev.maxPayload(hdr); amID != C.GT_AM_MSG || n > max {
+		// rendezvous: admit the payload before allocating, then let UCX
+		// place it straight into its Go buffer
+		buf, release, ok := w.ev.rndvBuffer(amID, ep, hdr, n)
+		if !ok {
 			C.gt_am_release(w.c, e.data)
-			w.ev.onBadAM(ep, protoErr("payload of %d bytes exceeds the limit of %d", n, max))
 			return
 		}
-		buf := make([]byte, n)
 		pin := new(runtime.Pinner)
 		id := w.id()
 		rc := C.gt_recv_rndv(w.c, e.data, pinned(buf, pin), C.size_t(n), C.uint64_t(id))
 		w.track(rc, id, pin, func(status C.int) {
 			if status != 0 {
+				release()
 				w.ev.onBadAM(ep, ucxStatus("receive", status))
 				return
 			}
-			w.ev.onAM(amID, ep, hdr, buf)
+			w.ev.onAM(amID, ep, hdr, buf, release)
 		})
 	}
 }

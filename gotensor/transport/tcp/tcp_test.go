@@ -1,41 +1,47 @@
-package transport
+package tcp_test
 
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/url"
-	"runtime/debug"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+	"github.com/gotensor/gotensor/gotensor/transport/serve"
+	"github.com/gotensor/gotensor/gotensor/transport/tcp"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
 var ctx = context.Background()
 
-func startServer(t testing.TB, token string, capacity int64) (*Server, string) {
+// mem is the store of the server startServer started last.
+var mem *store.Mem
+
+// startServer serves a fresh mem:// store (in mem) on a loopback port.
+func startServer(t testing.TB, token string, capacity int64) (*tcp.Server, string) {
 	t.Helper()
+	mem = store.NewMem("mem://node", capacity)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(ServerConfig{Store: store.NewMem("mem://node", capacity), Token: []byte(token)})
+	s := tcp.NewServer(serve.Config{Store: mem, Token: []byte(token)})
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
 	return s, ln.Addr().String()
 }
 
-func dial(t testing.TB, addr, query string) *Client {
+func dial(t testing.TB, addr, query string) *remote.Client {
 	t.Helper()
 	u, _ := url.Parse("tcp://" + addr + query)
-	c, err := OpenURL(u)
+	c, err := tcp.Open(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +131,7 @@ func TestTokenAuthentication(t *testing.T) {
 	_, addr := startServer(t, "s3cret", 0)
 	for _, q := range []string{"", "?token=wrong"} {
 		u, _ := url.Parse("tcp://" + addr + q)
-		if _, err := OpenURL(u); !errs.Is(err, errs.Unauthorized) {
+		if _, err := tcp.Open(u); !errs.Is(err, errs.Unauthorized) {
 			t.Fatalf("%q: %v", q, err)
 		}
 	}
@@ -143,15 +149,16 @@ func TestTokenAuthentication(t *testing.T) {
 // An unauthenticated connection that skips the handshake cannot do anything.
 func TestRequestWithoutHandshakeIsRefused(t *testing.T) {
 	srv, addr := startServer(t, "s3cret", 0)
-	srv.cfg.Store.Put(ctx, "secret", []byte("data"))
+	_ = srv
+	mem.Put(ctx, "secret", []byte("data"))
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	// send a GET where the hello belongs
-	var hb [headerSize]byte
-	(&header{op: OpGet, keyLen: 6, id: 1}).put(hb[:])
+	var hb [wire.HeaderSize]byte
+	(&wire.Header{Op: wire.OpGet, KeyLen: 6, ID: 1}).Encode(hb[:])
 	nc.Write(append(hb[:], "secret"...))
 	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	b, _ := io.ReadAll(nc)
@@ -161,12 +168,9 @@ func TestRequestWithoutHandshakeIsRefused(t *testing.T) {
 	// and a correct hello with a wrong proof gets the refusal byte only
 	nc2, _ := net.Dial("tcp", addr)
 	defer nc2.Close()
-	var hello [8]byte
-	copy(hello[:], Magic[:])
-	binary.LittleEndian.PutUint16(hello[4:], Version)
-	nc2.Write(hello[:])
-	io.ReadFull(nc2, make([]byte, 8+nonceSize))
-	nc2.Write(make([]byte, macSize))
+	nc2.Write(wire.Hello())
+	io.ReadFull(nc2, make([]byte, wire.ServerHelloSize))
+	nc2.Write(make([]byte, wire.MacSize))
 	nc2.SetReadDeadline(time.Now().Add(5 * time.Second))
 	rest, _ := io.ReadAll(nc2)
 	if len(rest) != 1 || rest[0] != uint8(errs.Unauthorized)+1 {
@@ -174,34 +178,21 @@ func TestRequestWithoutHandshakeIsRefused(t *testing.T) {
 	}
 }
 
-func TestRefusesPublicAddressWithoutToken(t *testing.T) {
-	if err := CheckListenAddr("0.0.0.0:7707", nil); !errs.Is(err, errs.InvalidArgument) {
-		t.Fatal(err)
-	}
-	if err := CheckListenAddr("0.0.0.0:7707", []byte("t")); err != nil {
-		t.Fatal(err)
-	}
-	if err := CheckListenAddr("127.0.0.1:7707", nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// A malformed message closes that connection; the server keeps serving others.
 func TestHostileMessageClosesOnlyItsConnection(t *testing.T) {
 	_, addr := startServer(t, "", 0)
 	good := dial(t, addr, "")
 	good.Put(ctx, "k", []byte("v"))
-	for _, bad := range []header{
-		{op: 99, id: 1},                  // unknown op
-		{op: OpPut, keyLen: 5000, id: 2}, // key too long
-		{op: OpPut, length: longPayload, arg: 1 << 62, keyLen: 1, id: 3}, // absurd length
+	for _, bad := range []wire.Header{
+		{Op: 99, ID: 1},                       // unknown op
+		{Op: wire.OpPut, KeyLen: 5000, ID: 2}, // key too long
+		{Op: wire.OpPut, Length: wire.LongPayload, Arg: 1 << 62, KeyLen: 1, ID: 3}, // absurd length
 	} {
 		nc, _ := net.Dial("tcp", addr)
-		if err := clientHandshake(nc, nil, 5*time.Second); err != nil {
+		if err := wire.ClientHandshake(nc, nil, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		var hb [headerSize]byte
-		bad.put(hb[:])
+		var hb [wire.HeaderSize]byte
+		bad.Encode(hb[:])
 		nc.Write(append(hb[:], 'k'))
 		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 		if n, _ := io.ReadAll(nc); len(n) != 0 {
@@ -221,7 +212,7 @@ func TestServerDeathMidWriteAndReconnect(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	mem := store.NewMem("mem://node", 0)
-	s := NewServer(ServerConfig{Store: mem})
+	s := tcp.NewServer(serve.Config{Store: mem})
 	go s.Serve(ln)
 	c := dial(t, addr, "?timeout=5s")
 	c.Put(ctx, "before", []byte("ok"))
@@ -247,7 +238,7 @@ func TestServerDeathMidWriteAndReconnect(t *testing.T) {
 	if err != nil {
 		t.Skipf("address not reusable yet: %v", err)
 	}
-	s2 := NewServer(ServerConfig{Store: mem})
+	s2 := tcp.NewServer(serve.Config{Store: mem})
 	go s2.Serve(ln2)
 	defer s2.Close()
 	if got, err := c.Get(ctx, "before"); err != nil || string(got) != "ok" {
@@ -264,104 +255,15 @@ func TestTimeout(t *testing.T) {
 			return
 		}
 		defer nc.Close()
-		io.ReadFull(nc, make([]byte, 8))
-		out := make([]byte, 8+nonceSize)
-		copy(out, Magic[:])
-		binary.LittleEndian.PutUint16(out[4:], Version)
+		io.ReadFull(nc, make([]byte, wire.HelloSize))
+		out, _ := wire.ServerHello(false)
 		nc.Write(out)
-		io.ReadFull(nc, make([]byte, macSize))
+		io.ReadFull(nc, make([]byte, wire.MacSize))
 		nc.Write([]byte{0})
 		io.Copy(io.Discard, nc)
 	}()
 	c := dial(t, ln.Addr().String(), "?timeout=200ms")
 	if _, err := c.Get(ctx, "k"); !errs.Is(err, errs.Timeout) {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func FuzzReadMessage(f *testing.F) {
-	var buf bytes.Buffer
-	writeMessage(&buf, &message{header: header{op: OpPut, id: 7}, key: "layer.0", payload: []byte("frame")})
-	f.Add(buf.Bytes())
-	buf.Reset()
-	writeMessage(&buf, &message{header: header{op: OpHead, id: 8, arg: 4096}, key: "k"})
-	f.Add(buf.Bytes())
-	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := readMessage(bytes.NewReader(b), 1<<20, new(budget).reserve)
-		if err != nil {
-			return
-		}
-		if len(m.key) > MaxKey || uint64(len(m.payload)) > 1<<20 {
-			t.Fatalf("limits not enforced: key %d payload %d", len(m.key), len(m.payload))
-		}
-		var out bytes.Buffer
-		if err := writeMessage(&out, m); err != nil {
-			t.Fatal(err)
-		}
-		m2, err := readMessage(&out, 1<<20, trustAll)
-		if err != nil || m2.key != m.key || !bytes.Equal(m2.payload, m.payload) || m2.id != m.id {
-			t.Fatalf("re-encoding differs: %v", err)
-		}
-	})
-}
-
-func TestStartServesAndPersists(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Start(ServeOptions{Listen: "127.0.0.1:0", Dir: dir, Capacity: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := dial(t, s.Addr(), "")
-	if err := c.Put(ctx, "k", []byte("persisted")); err != nil {
-		t.Fatal(err)
-	}
-	s.Shutdown()
-	s2, err := Start(ServeOptions{Listen: "127.0.0.1:0", Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s2.Shutdown()
-	c2 := dial(t, s2.Addr(), "")
-	if got, err := c2.Get(ctx, "k"); err != nil || string(got) != "persisted" {
-		t.Fatalf("after restart: %q %v", got, err)
-	}
-	if _, err := Start(ServeOptions{Listen: "0.0.0.0:0"}); !errs.Is(err, errs.InvalidArgument) {
-		t.Fatalf("public address without token: %v", err)
-	}
-}
-
-func FuzzParseAMHeader(f *testing.F) {
-	f.Add(amHeader(&message{header: header{op: OpPut, id: 3}, key: "layer.0"}, 5), uint64(5))
-	f.Add(amHeader(&message{header: header{op: OpGetRMA, id: 4}, key: "k"}, 40), uint64(40))
-	f.Add(amHeader(&message{header: header{op: OpGet}}, 1<<33), uint64(1<<33))
-	f.Fuzz(func(t *testing.T, b []byte, n uint64) {
-		m, err := parseAMHeader(b, n, 1<<30)
-		if err != nil {
-			return
-		}
-		if m.payloadLen() != n || n > 1<<30 || len(m.key) != int(m.keyLen) || m.op == 0 || m.op >= opMax {
-			t.Fatalf("accepted an inconsistent header: %+v for %d bytes", m.header, n)
-		}
-		if got := amHeader(m, int(n)); !bytes.Equal(got, b) {
-			t.Fatalf("re-encoding differs")
-		}
-		if m.op == OpPutRMA || m.op == OpGetRMA {
-			parseRMADesc(b, 1<<30) // must not panic on anything
-		}
-	})
-}
-
-func TestCapHeap(t *testing.T) {
-	old := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(old)
-	debug.SetMemoryLimit(math.MaxInt64)
-	t.Setenv("GOMEMLIMIT", "")
-	capHeap(8 << 30)
-	if got := debug.SetMemoryLimit(-1); got != 8<<30+1<<30+256<<20 {
-		t.Fatalf("limit %d", got)
-	}
-	capHeap(1 << 30) // a smaller node never lowers a limit already set
-	if got := debug.SetMemoryLimit(-1); got != 8<<30+1<<30+256<<20 {
-		t.Fatalf("limit %d", got)
 	}
 }

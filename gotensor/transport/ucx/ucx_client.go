@@ -1,6 +1,6 @@
 //go:build ucx
 
-package transport
+package ucx
 
 /*
 #include <stdlib.h>
@@ -10,7 +10,6 @@ import "C"
 
 import (
 	"context"
-	"encoding/binary"
 	"net"
 	"net/url"
 	"os"
@@ -22,10 +21,13 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
-func init() {
-	store.RegisterScheme("ucx", func(u *url.URL) (store.Store, error) { return OpenUCX(u) })
+// Register makes store.Open understand ucx://.
+func Register() {
+	store.RegisterScheme("ucx", func(u *url.URL) (store.Store, error) { return Open(u) })
 }
 
 // ucxLink carries requests as active messages on one UCX endpoint, owned by
@@ -34,8 +36,8 @@ type ucxLink struct {
 	addr   string
 	ip     string
 	port   int
-	opts   clientOptions
-	cfg    ucxConfig
+	opts   remote.Options
+	cfg    Config
 	rmaMin int // frames this large move one-sided (0: never)
 	sizes  sizeHints
 	w      *ucxWorker
@@ -50,17 +52,17 @@ type ucxLink struct {
 // ucxConn is one endpoint's life: its requests in flight and its handshake.
 type ucxConn struct {
 	ep      C.ucp_ep_h
-	pending map[uint64]chan *message
+	pending map[uint64]chan *wire.Message
 	hs      chan []byte
 	dead    chan struct{}
 	err     error
 }
 
-// OpenUCX opens ucx://host:port[?token=..&timeout=30s&transports=tcp&rma=1MiB].
+// Open opens ucx://host:port[?token=..&timeout=30s&transports=tcp&rma=1MiB].
 // transports picks UCX transports (as UCX_TLS does); rma sends and fetches frames
 // of at least that size one-sided (put/get on registered memory) instead
 // of by rendezvous active messages; GOTENSOR_UCX_RMA sets its default.
-func OpenUCX(u *url.URL) (*Client, error) {
+func Open(u *url.URL) (*remote.Client, error) {
 	host, portStr, err := net.SplitHostPort(u.Host)
 	if err != nil {
 		return nil, errs.New(errs.InvalidArgument, "ucx store URL %q has no host:port", u.Redacted())
@@ -73,7 +75,7 @@ func OpenUCX(u *url.URL) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := parseClientOptions(u)
+	o, err := remote.ParseOptions(u)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +84,7 @@ func OpenUCX(u *url.URL) (*Client, error) {
 	if rma == "" {
 		rma = os.Getenv("GOTENSOR_UCX_RMA")
 	}
-	l := &ucxLink{addr: u.Host, ip: ip, port: port, opts: o, cfg: ucxConfigFor(q.Get("transports"), u.Host)}
+	l := &ucxLink{addr: u.Host, ip: ip, port: port, opts: o, cfg: ConfigFor(q.Get("transports"), u.Host)}
 	switch rma {
 	case "", "0", "off":
 	case "1", "on":
@@ -98,10 +100,10 @@ func OpenUCX(u *url.URL) (*Client, error) {
 		return nil, err
 	}
 	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
-		l.close()
+		l.Close()
 		return nil, err
 	}
-	return &Client{url: "ucx://" + u.Host, link: l}, nil
+	return remote.New("ucx://"+u.Host, l), nil
 }
 
 func (l *ucxLink) isDead(cc *ucxConn) bool {
@@ -141,23 +143,21 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 	if cc != nil && !l.isDead(cc) {
 		return cc, nil
 	}
-	cc = &ucxConn{pending: map[uint64]chan *message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
-	var hello [8]byte
-	copy(hello[:], Magic[:])
-	binary.LittleEndian.PutUint16(hello[4:], Version)
+	cc = &ucxConn{pending: map[uint64]chan *wire.Message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
+	hello := wire.Hello()
 	rc := C.int(C.UCS_ERR_CANCELED)
 	l.w.call(func() {
 		ip := C.CString(l.ip)
 		defer C.free(unsafe.Pointer(ip))
 		if rc = C.gt_connect(l.w.c, ip, C.int(l.port), boolInt(l.cfg.errPeer()), &cc.ep); rc == 0 {
 			l.conn = cc
-			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, hello[:], nil, l.sendFailed(cc))
+			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, hello, nil, l.sendFailed(cc))
 		}
 	})
 	if rc != 0 {
 		return nil, errs.Wrap(errs.Unavailable, ucxStatus("connect", rc), "cannot reach gotensor server %s", l.addr)
 	}
-	timer := time.NewTimer(min(l.opts.timeout, 10*time.Second))
+	timer := time.NewTimer(min(l.opts.Timeout, 10*time.Second))
 	defer timer.Stop()
 	recv := func() ([]byte, error) {
 		select {
@@ -172,7 +172,7 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 			return nil, errs.Wrap(errs.Unavailable, cc.err, "cannot reach gotensor server %s", l.addr)
 		case <-timer.C:
 			l.w.call(func() { l.fail(cc, errs.New(errs.Timeout, "handshake timed out")) })
-			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.timeout, 10*time.Second))
+			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.Timeout, 10*time.Second))
 		}
 	}
 	abort := func(err error) (*ucxConn, error) {
@@ -183,26 +183,17 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(in) != 8+nonceSize || [4]byte(in[:4]) != Magic {
-		return abort(errs.New(errs.Unavailable, "%s is not a gotensor server", l.addr))
-	}
-	if v := binary.LittleEndian.Uint16(in[4:]); v != Version {
-		return abort(errs.New(errs.Unsupported, "server speaks protocol version %d, this client %d", v, Version))
-	}
-	if binary.LittleEndian.Uint16(in[6:])&1 != 0 && len(l.opts.token) == 0 {
-		return abort(errs.New(errs.Unauthorized, "server %s requires a token (token=... in the URL or GOTENSOR_TOKEN)", l.addr))
-	}
-	proof := make([]byte, macSize)
-	if len(l.opts.token) > 0 {
-		proof = mac(l.opts.token, in[8:])
+	proof, err := wire.Proof(in, l.opts.Token, l.addr)
+	if err != nil {
+		return abort(err)
 	}
 	l.w.run(func() { l.w.send(cc.ep, C.GT_AM_HANDSHAKE, proof, nil, l.sendFailed(cc)) })
 	verdict, err := recv()
 	if err != nil {
 		return nil, err
 	}
-	if len(verdict) != 1 || verdict[0] != 0 {
-		return abort(errs.New(errs.Unauthorized, "server %s refused the token", l.addr))
+	if err := wire.CheckVerdict(verdict, l.addr); err != nil {
+		return abort(err)
 	}
 	return cc, nil
 }
@@ -215,7 +206,7 @@ func (l *ucxLink) sendFailed(cc *ucxConn) func(C.int) {
 	}
 }
 
-func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
+func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, _ func()) {
 	cc := l.conn
 	if cc == nil {
 		return
@@ -227,14 +218,14 @@ func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
 		}
 		return
 	}
-	m, err := parseAMHeader(hdr, uint64(len(payload)), DefaultMaxMessage)
+	m, err := wire.ParseAMHeader(hdr, uint64(len(payload)), wire.DefaultMaxMessage)
 	if err != nil {
 		l.fail(cc, err)
 		return
 	}
-	m.payload = payload
-	if ch := cc.pending[m.id]; ch != nil {
-		delete(cc.pending, m.id)
+	m.Payload = payload
+	if ch := cc.pending[m.ID]; ch != nil {
+		delete(cc.pending, m.ID)
 		ch <- m
 	}
 }
@@ -253,9 +244,15 @@ func (l *ucxLink) onEpError(ep C.ucp_ep_h, status C.int) {
 	}
 }
 
-func (l *ucxLink) maxPayload([]byte) uint64 { return DefaultMaxMessage }
+func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]byte, func(), bool) {
+	if amID != C.GT_AM_MSG || n > wire.DefaultMaxMessage {
+		l.onBadAM(ep, wire.Protocol("payload of %d bytes exceeds the limit of %d", n, uint64(wire.DefaultMaxMessage)))
+		return nil, nil, false
+	}
+	return make([]byte, n), func() {}, true
+}
 
-func (l *ucxLink) close() {
+func (l *ucxLink) Close() {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -265,7 +262,7 @@ func (l *ucxLink) close() {
 	l.mu.Unlock()
 	l.w.call(func() {
 		if cc := l.conn; cc != nil {
-			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, []byte(bye), nil, nil)
+			l.w.send(cc.ep, C.GT_AM_HANDSHAKE, []byte(wire.Bye), nil, nil)
 			C.gt_progress(l.w.c)
 			l.fail(cc, errs.New(errs.Closed, "store closed"))
 		}
@@ -273,17 +270,17 @@ func (l *ucxLink) close() {
 	l.w.stop()
 }
 
-func (l *ucxLink) streams() bool { return l.rmaMin == 0 }
+func (l *ucxLink) OneSided() bool { return l.rmaMin > 0 }
 
-func (l *ucxLink) do(ctx context.Context, m *message) (*message, error) {
+func (l *ucxLink) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	if l.rmaMin > 0 {
 		switch {
-		case m.op == OpPut:
-			l.sizes.put(m.key, len(m.payload))
-			if len(m.payload) >= l.rmaMin {
+		case m.Op == wire.OpPut:
+			l.sizes.put(m.Key, len(m.Payload))
+			if len(m.Payload) >= l.rmaMin {
 				return l.putRMA(ctx, m)
 			}
-		case m.op == OpGet:
+		case m.Op == wire.OpGet:
 			return l.getRMA(ctx, m)
 		}
 	}
@@ -291,27 +288,27 @@ func (l *ucxLink) do(ctx context.Context, m *message) (*message, error) {
 }
 
 // roundTrip sends one request and waits for its response.
-func (l *ucxLink) roundTrip(ctx context.Context, m *message) (*message, error) {
+func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	cc, err := l.connect()
 	if err != nil {
 		return nil, err
 	}
-	ch := make(chan *message, 1)
+	ch := make(chan *wire.Message, 1)
 	ok := l.w.run(func() {
 		if l.isDead(cc) {
 			return
 		}
 		l.nextID++
-		m.id = l.nextID
-		cc.pending[m.id] = ch
-		l.w.send(cc.ep, C.GT_AM_MSG, amHeader(m, len(m.payload)), m.payload, l.sendFailed(cc))
+		m.ID = l.nextID
+		cc.pending[m.ID] = ch
+		l.w.send(cc.ep, C.GT_AM_MSG, wire.AMHeader(m, len(m.Payload)), m.Payload, l.sendFailed(cc))
 	})
 	if !ok {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
-	return await(ctx, ch, cc.dead, l.opts.timeout, m.op, l.addr,
+	return remote.Await(ctx, ch, cc.dead, l.opts.Timeout, m.Op, l.addr,
 		func() error { return l.unavailable(cc.err) },
-		func() { l.w.run(func() { delete(cc.pending, m.id) }) })
+		func() { l.w.run(func() { delete(cc.pending, m.ID) }) })
 }
 
 // quarantine keeps buffers a timed-out one-sided transfer may still touch.
@@ -326,7 +323,7 @@ var quarantine struct {
 func (l *ucxLink) withRegistered(buf []byte, f func(d []byte) error) error {
 	pin := new(runtime.Pinner)
 	ptr := pinned(buf, pin)
-	rkey := make([]byte, maxRkey)
+	rkey := make([]byte, wire.MaxRkey)
 	var memh C.ucp_mem_h
 	rlen := 0
 	rc := C.int(C.UCS_ERR_CANCELED)
@@ -335,8 +332,8 @@ func (l *ucxLink) withRegistered(buf []byte, f func(d []byte) error) error {
 		pin.Unpin()
 		return ucxStatus("register memory", rc)
 	}
-	d := &rmaDesc{addr: uint64(uintptr(ptr)), length: uint64(len(buf)), rkey: rkey[:rlen]}
-	err := f(d.encode())
+	d := &wire.RMADesc{Addr: uint64(uintptr(ptr)), Length: uint64(len(buf)), Rkey: rkey[:rlen]}
+	err := f(d.Encode())
 	l.w.call(func() { l.w.memUnmap(memh) })
 	if errs.Is(err, errs.Timeout) {
 		quarantine.Lock()
@@ -348,10 +345,10 @@ func (l *ucxLink) withRegistered(buf []byte, f func(d []byte) error) error {
 	return err
 }
 
-func (l *ucxLink) putRMA(ctx context.Context, m *message) (*message, error) {
-	var resp *message
-	err := l.withRegistered(m.payload, func(d []byte) (err error) {
-		resp, err = l.roundTrip(ctx, &message{header: header{op: OpPutRMA}, key: m.key, payload: d})
+func (l *ucxLink) putRMA(ctx context.Context, m *wire.Message) (*wire.Message, error) {
+	var resp *wire.Message
+	err := l.withRegistered(m.Payload, func(d []byte) (err error) {
+		resp, err = l.roundTrip(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutRMA}, Key: m.Key, Payload: d})
 		return err
 	})
 	return resp, err
@@ -360,29 +357,29 @@ func (l *ucxLink) putRMA(ctx context.Context, m *message) (*message, error) {
 // getRMA has the server write the frame straight into a registered buffer
 // sized from what this client last saw of the key; a key it has not seen,
 // or a small frame, comes back as a message, which teaches it the size.
-func (l *ucxLink) getRMA(ctx context.Context, m *message) (*message, error) {
-	size := l.sizes.get(m.key)
+func (l *ucxLink) getRMA(ctx context.Context, m *wire.Message) (*wire.Message, error) {
+	size := l.sizes.get(m.Key)
 	for range 3 { // the frame may have grown since
 		if size < l.rmaMin {
 			resp, err := l.roundTrip(ctx, m)
 			if err == nil {
-				l.sizes.put(m.key, len(resp.payload))
+				l.sizes.put(m.Key, len(resp.Payload))
 			}
 			return resp, err
 		}
 		buf := make([]byte, size)
-		var resp *message
+		var resp *wire.Message
 		err := l.withRegistered(buf, func(d []byte) (err error) {
-			resp, err = l.roundTrip(ctx, &message{header: header{op: OpGetRMA}, key: m.key, payload: d})
+			resp, err = l.roundTrip(ctx, &wire.Message{Header: wire.Header{Op: wire.OpGetRMA}, Key: m.Key, Payload: d})
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
-		got := int(resp.arg)
-		l.sizes.put(m.key, got)
+		got := int(resp.Arg)
+		l.sizes.put(m.Key, got)
 		if got > 0 && got <= size { // written into buf
-			resp.payload = buf[:got]
+			resp.Payload = buf[:got]
 			return resp, nil
 		}
 		size = got
@@ -413,9 +410,9 @@ func (h *sizeHints) put(key string, n int) {
 	h.m[key] = n
 }
 
-// ucxEndpointInfo describes the transports the link's endpoint uses.
-func ucxEndpointInfo(c *Client) string {
-	l, ok := c.link.(*ucxLink)
+// EndpointInfo describes the transports the link's endpoint uses.
+func EndpointInfo(c *remote.Client) string {
+	l, ok := c.Link().(*ucxLink)
 	if !ok {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package transport
+package tcp_test
 
 import (
 	"crypto/ecdsa"
@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/transport/node"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+	"github.com/gotensor/gotensor/gotensor/transport/tcp"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key; the
@@ -44,14 +47,14 @@ func TestTLS(t *testing.T) {
 	cert, key := selfSigned(t)
 	tok := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tok, []byte("s3cret"), 0o600)
-	n, err := Start(ServeOptions{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: key, TokenFile: tok})
+	n, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: key, TokenFile: tok})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Shutdown()
-	open := func(q string) (*Client, error) {
+	open := func(q string) (*remote.Client, error) {
 		u, _ := url.Parse("tcp://" + n.Addr() + q)
-		return OpenURL(u)
+		return tcp.Open(u)
 	}
 	c, err := open("?ca=" + url.QueryEscape(cert) + "&token=s3cret")
 	if err != nil {
@@ -73,7 +76,7 @@ func TestTLS(t *testing.T) {
 	if _, err := open("?ca=" + url.QueryEscape(cert) + "&token=wrong"); !errs.Is(err, errs.Unauthorized) {
 		t.Fatalf("TLS does not replace the token: %v", err)
 	}
-	if _, err := Start(ServeOptions{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: cert}); !errs.Is(err, errs.InvalidArgument) {
+	if _, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0", TLSCert: cert, TLSKey: cert}); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("bad key: %v", err)
 	}
 }

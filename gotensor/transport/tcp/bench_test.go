@@ -1,4 +1,4 @@
-package transport
+package tcp_test
 
 import (
 	"testing"

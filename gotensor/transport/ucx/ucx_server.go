@@ -1,6 +1,6 @@
 //go:build ucx
 
-package transport
+package ucx
 
 /*
 #include <stdlib.h>
@@ -10,9 +10,6 @@ import "C"
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"encoding/binary"
 	"net"
 	"os"
 	"runtime"
@@ -23,15 +20,17 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/serve"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
-// UCXBuilt reports whether this build carries the UCX transport.
-const UCXBuilt = true
+// Built reports whether this build carries the UCX transport.
+const Built = true
 
-// ucxConfigFor keeps loopback traffic on the loopback device unless
+// ConfigFor keeps loopback traffic on the loopback device unless
 // UCX_NET_DEVICES says otherwise.
-func ucxConfigFor(tls, addr string) ucxConfig {
-	c := ucxConfig{tls: tls}
+func ConfigFor(tls, addr string) Config {
+	c := Config{tls: tls}
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
 			if os.Getenv("UCX_NET_DEVICES") == "" {
@@ -42,12 +41,12 @@ func ucxConfigFor(tls, addr string) ucxConfig {
 	return c
 }
 
-// UCXServer serves a store over UCX: requests and responses are active
+// Server serves a store over UCX: requests and responses are active
 // messages (rendezvous moves large payloads zero-copy), and the one-sided
 // ops read and write the client's registered memory directly.
-type UCXServer struct {
-	cfg      ServerConfig
-	u        ucxConfig
+type Server struct {
+	cfg      serve.Config
+	u        Config
 	inline   bool // the store never blocks: serve on the worker thread
 	w        *ucxWorker
 	addr     string
@@ -67,16 +66,16 @@ const (
 )
 
 type ucxPeer struct {
-	ups   *uploads
+	ups   *serve.Uploads
 	ep    C.ucp_ep_h
 	state peerState
 	nonce []byte
 	sem   chan struct{}
 }
 
-// ListenUCX serves cfg.Store on addr (host:port; port 0 picks one).
-func ListenUCX(addr string, cfg ServerConfig, u ucxConfig) (*UCXServer, error) {
-	cfg = cfg.withDefaults()
+// Listen serves cfg.Store on addr (host:port; port 0 picks one).
+func Listen(addr string, cfg serve.Config, u Config) (*Server, error) {
+	cfg = cfg.WithDefaults()
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, errs.Wrap(errs.InvalidArgument, err, "bad listen address %q", addr)
@@ -96,7 +95,7 @@ func ListenUCX(addr string, cfg ServerConfig, u ucxConfig) (*UCXServer, error) {
 			os.Setenv(k, "y")
 		}
 	}
-	s := &UCXServer{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}, inline: store.IsNonblocking(cfg.Store)}
+	s := &Server{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}, inline: store.IsNonblocking(cfg.Store)}
 	w, err := startUCXWorker(u, s, func(w *ucxWorker) error {
 		cip := C.CString(ip)
 		defer C.free(unsafe.Pointer(cip))
@@ -129,10 +128,10 @@ func resolveIP(host string) (string, error) {
 }
 
 // Addr is the listening host:port.
-func (s *UCXServer) Addr() string { return s.addr }
+func (s *Server) Addr() string { return s.addr }
 
 // Close stops accepting, waits for requests in flight and releases UCX.
-func (s *UCXServer) Close() error {
+func (s *Server) Close() error {
 	s.closeMu.Lock()
 	if s.closed {
 		s.closeMu.Unlock()
@@ -150,7 +149,7 @@ func (s *UCXServer) Close() error {
 	return nil
 }
 
-func (s *UCXServer) drop(ep C.ucp_ep_h) {
+func (s *Server) drop(ep C.ucp_ep_h) {
 	if _, ok := s.peers[ep]; !ok {
 		return
 	}
@@ -158,29 +157,56 @@ func (s *UCXServer) drop(ep C.ucp_ep_h) {
 	C.gt_close_ep(s.w.c, ep, 1)
 }
 
-func (s *UCXServer) onConn(req C.ucp_conn_request_h) {
+func (s *Server) onConn(req C.ucp_conn_request_h) {
 	var ep C.ucp_ep_h
 	if rc := C.gt_accept(s.w.c, req, boolInt(s.u.errPeer()), &ep); rc != 0 {
 		s.cfg.Logf("gotensor serve: ucx accept: %v", ucxStatus("accept", rc))
 		return
 	}
-	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: newUploads(s.cfg.MaxMessage)}
+	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: serve.NewUploads(s.cfg.MaxMessage)}
 }
 
-func (s *UCXServer) onEpError(ep C.ucp_ep_h, status C.int) {
+func (s *Server) onEpError(ep C.ucp_ep_h, status C.int) {
 	s.drop(ep)
 }
 
-func (s *UCXServer) onBadAM(ep C.ucp_ep_h, err error) {
+func (s *Server) onBadAM(ep C.ucp_ep_h, err error) {
 	s.cfg.Logf("gotensor serve: ucx peer: closing: %v", err)
 	s.drop(ep)
 }
 
-func (s *UCXServer) maxPayload(hdr []byte) uint64 { return s.cfg.MaxMessage }
-
-func (s *UCXServer) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
+// rndvBuffer admits a rendezvous payload: only from an authenticated peer,
+// with a well-formed header, and within the node's budget; a payload the
+// budget refuses is answered with that error, the peer stays.
+func (s *Server) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]byte, func(), bool) {
 	p := s.peers[ep]
 	if p == nil {
+		return nil, nil, false
+	}
+	if amID != C.GT_AM_MSG || p.state != ready {
+		s.onBadAM(ep, errs.New(errs.Unauthorized, "payload before authentication"))
+		return nil, nil, false
+	}
+	m, err := wire.ParseAMHeader(hdr, n, s.cfg.MaxMessage)
+	if err != nil {
+		s.onBadAM(ep, err)
+		return nil, nil, false
+	}
+	release, err := s.cfg.Budget.Reserve(n)
+	if err != nil {
+		m.Refused = err
+		s.serveMessage(p, m)
+		return nil, nil, false
+	}
+	return make([]byte, n), release, true
+}
+
+func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release func()) {
+	p := s.peers[ep]
+	if p == nil {
+		if release != nil {
+			release()
+		}
 		return // from an endpoint already dropped
 	}
 	if amID == C.GT_AM_HANDSHAKE {
@@ -191,25 +217,36 @@ func (s *UCXServer) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
 		s.onBadAM(ep, errs.New(errs.Unauthorized, "request before authentication"))
 		return
 	}
-	m, err := parseAMHeader(hdr, uint64(len(payload)), s.cfg.MaxMessage)
+	m, err := wire.ParseAMHeader(hdr, uint64(len(payload)), s.cfg.MaxMessage)
 	if err != nil {
+		if release != nil {
+			release()
+		}
 		s.onBadAM(ep, err)
 		return
 	}
-	m.payload = payload
-	if isUpload(m.op) { // parts are kept per endpoint; a commit goes on as a put
-		if resp := p.ups.handle(m); resp != nil {
-			s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, nil)
+	m.Payload, m.Release = payload, release
+	if release == nil && len(payload) > 0 { // eager: UCX already holds it, the budget still counts it
+		if m.Release, err = s.cfg.Budget.Reserve(uint64(len(payload))); err != nil {
+			m.Payload, m.Refused = nil, err
+		}
+	}
+	s.serveMessage(p, m)
+}
+
+// serveMessage answers m on the worker thread when the store never blocks,
+// else from a goroutine of its own.
+func (s *Server) serveMessage(p *ucxPeer, m *wire.Message) {
+	if m.Op.IsUpload() { // parts are kept per endpoint; a commit goes on as a put
+		if resp := p.ups.Handle(m); resp != nil {
+			s.send(p, resp)
 			return
 		}
 	}
-	if s.inline && m.op != OpPutRMA && m.op != OpGetRMA { // a map access: no goroutine hand-off
-		resp := handleRequest(s.cfg.Store, m)
-		s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, func(status C.int) {
-			if status != 0 {
-				s.onBadAM(p.ep, ucxStatus("send", status))
-			}
-		})
+	if s.inline && m.Op != wire.OpPutRMA && m.Op != wire.OpGetRMA { // a map access: no goroutine hand-off
+		resp := serve.Handle(context.Background(), s.cfg.Store, m)
+		m.Done()
+		s.send(p, resp)
 		return
 	}
 	s.handlers.Add(1)
@@ -217,48 +254,44 @@ func (s *UCXServer) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte) {
 		defer s.handlers.Done()
 		p.sem <- struct{}{}
 		resp := s.serve(p, m)
+		m.Done()
 		<-p.sem
 		s.reply(p, resp)
 	}()
 }
 
-func (s *UCXServer) reply(p *ucxPeer, resp *message) {
+// send posts resp to p; worker thread only.
+func (s *Server) send(p *ucxPeer, resp *wire.Message) {
+	s.w.send(p.ep, C.GT_AM_MSG, wire.AMHeader(resp, len(resp.Payload)), resp.Payload, func(status C.int) {
+		if status != 0 {
+			s.onBadAM(p.ep, ucxStatus("send", status))
+		}
+	})
+}
+
+func (s *Server) reply(p *ucxPeer, resp *wire.Message) {
 	s.w.run(func() {
 		if s.peers[p.ep] != p {
 			return // the client is gone
 		}
-		s.w.send(p.ep, C.GT_AM_MSG, amHeader(resp, len(resp.payload)), resp.payload, func(status C.int) {
-			if status != 0 {
-				s.onBadAM(p.ep, ucxStatus("send", status))
-			}
-		})
+		s.send(p, resp)
 	})
 }
 
 // handshake is docs/PROTOCOL.md's, each step one active message.
-func (s *UCXServer) handshake(p *ucxPeer, b []byte) {
+func (s *Server) handshake(p *ucxPeer, b []byte) {
 	switch p.state {
 	case awaitHello:
-		if len(b) != 8 || [4]byte(b[:4]) != Magic || binary.LittleEndian.Uint16(b[4:]) != Version {
-			s.onBadAM(p.ep, protoErr("bad hello %x", b))
+		if err := wire.CheckHello(b); err != nil {
+			s.onBadAM(p.ep, err)
 			return
 		}
-		out := make([]byte, 8+nonceSize)
-		copy(out, Magic[:])
-		binary.LittleEndian.PutUint16(out[4:], Version)
-		if len(s.cfg.Token) > 0 {
-			binary.LittleEndian.PutUint16(out[6:], 1)
-		}
-		p.nonce = out[8:]
-		rand.Read(p.nonce)
+		var out []byte
+		out, p.nonce = wire.ServerHello(len(s.cfg.Token) > 0)
 		p.state = awaitProof
 		s.w.send(p.ep, C.GT_AM_HANDSHAKE, out, nil, nil)
 	case awaitProof:
-		ok := len(b) == macSize && (len(s.cfg.Token) == 0 || hmac.Equal(b, mac(s.cfg.Token, p.nonce)))
-		verdict := []byte{0}
-		if !ok {
-			verdict[0] = uint8(errs.Unauthorized) + 1
-		}
+		ok, verdict := wire.Verify(s.cfg.Token, p.nonce, b)
 		if ok {
 			p.state = ready
 			s.w.send(p.ep, C.GT_AM_HANDSHAKE, verdict, nil, nil)
@@ -277,33 +310,30 @@ func (s *UCXServer) handshake(p *ucxPeer, b []byte) {
 			})
 		})
 	default:
-		if string(b) == bye {
+		if string(b) == wire.Bye {
 			s.drop(p.ep)
 			return
 		}
-		s.onBadAM(p.ep, protoErr("handshake message after the handshake"))
+		s.onBadAM(p.ep, wire.Protocol("handshake message after the handshake"))
 	}
 }
 
 // serve runs one request; the one-sided ops move the frame with RMA.
-func (s *UCXServer) serve(p *ucxPeer, m *message) *message {
-	switch m.op {
-	case OpPutRMA:
+func (s *Server) serve(p *ucxPeer, m *wire.Message) (resp *wire.Message) {
+	defer serve.Recover(m, &resp)
+	switch m.Op {
+	case wire.OpPutRMA:
 		return s.putRMA(p, m)
-	case OpGetRMA:
+	case wire.OpGetRMA:
 		return s.getRMA(p, m)
 	}
-	return handleRequest(s.cfg.Store, m)
-}
-
-func failed(m *message, err error) *message {
-	return &message{header: header{op: m.op, id: m.id, status: statusOf(err)}, payload: []byte(err.Error())}
+	return serve.Handle(context.Background(), s.cfg.Store, m)
 }
 
 // rma runs one one-sided transfer between buf and the client's memory
 // (get: read it into buf; put: write buf to it, then flush so the data
 // has landed before the response is sent).
-func (s *UCXServer) rma(p *ucxPeer, d *rmaDesc, buf []byte, write bool) error {
+func (s *Server) rma(p *ucxPeer, d *wire.RMADesc, buf []byte, write bool) error {
 	res := make(chan C.int, 1)
 	ok := s.w.run(func() {
 		if s.peers[p.ep] != p {
@@ -311,7 +341,7 @@ func (s *UCXServer) rma(p *ucxPeer, d *rmaDesc, buf []byte, write bool) error {
 			return
 		}
 		var rkey C.ucp_rkey_h
-		if rc := C.gt_rkey_unpack(p.ep, unsafe.Pointer(&d.rkey[0]), &rkey); rc != 0 {
+		if rc := C.gt_rkey_unpack(p.ep, unsafe.Pointer(&d.Rkey[0]), &rkey); rc != 0 {
 			res <- rc
 			return
 		}
@@ -320,9 +350,9 @@ func (s *UCXServer) rma(p *ucxPeer, d *rmaDesc, buf []byte, write bool) error {
 		id := s.w.id()
 		var rc C.int
 		if write {
-			rc = C.gt_put(s.w.c, p.ep, ptr, C.size_t(len(buf)), C.uint64_t(d.addr), rkey, C.uint64_t(id))
+			rc = C.gt_put(s.w.c, p.ep, ptr, C.size_t(len(buf)), C.uint64_t(d.Addr), rkey, C.uint64_t(id))
 		} else {
-			rc = C.gt_get(s.w.c, p.ep, ptr, C.size_t(len(buf)), C.uint64_t(d.addr), rkey, C.uint64_t(id))
+			rc = C.gt_get(s.w.c, p.ep, ptr, C.size_t(len(buf)), C.uint64_t(d.Addr), rkey, C.uint64_t(id))
 		}
 		s.w.track(rc, id, pin, func(status C.int) {
 			C.gt_rkey_destroy(rkey)
@@ -343,36 +373,41 @@ func (s *UCXServer) rma(p *ucxPeer, d *rmaDesc, buf []byte, write bool) error {
 	return nil
 }
 
-func (s *UCXServer) putRMA(p *ucxPeer, m *message) *message {
-	d, err := parseRMADesc(m.payload, s.cfg.MaxMessage)
+func (s *Server) putRMA(p *ucxPeer, m *wire.Message) *wire.Message {
+	d, err := wire.ParseRMADesc(m.Payload, s.cfg.MaxMessage)
 	if err != nil {
-		return failed(m, err)
+		return wire.Fail(m, err)
 	}
-	buf := make([]byte, d.length)
+	release, err := s.cfg.Budget.Reserve(d.Length)
+	if err != nil {
+		return wire.Fail(m, err)
+	}
+	defer release()
+	buf := make([]byte, d.Length)
 	if err := s.rma(p, d, buf, false); err != nil {
-		return failed(m, err)
+		return wire.Fail(m, err)
 	}
-	if err := s.cfg.Store.Put(context.Background(), m.key, buf); err != nil {
-		return failed(m, err)
+	if err := s.cfg.Store.Put(context.Background(), m.Key, buf); err != nil {
+		return wire.Fail(m, err)
 	}
-	return &message{header: header{op: m.op, id: m.id}}
+	return &wire.Message{Header: wire.Header{Op: m.Op, ID: m.ID}}
 }
 
-func (s *UCXServer) getRMA(p *ucxPeer, m *message) *message {
-	d, err := parseRMADesc(m.payload, DefaultMaxMessage)
+func (s *Server) getRMA(p *ucxPeer, m *wire.Message) *wire.Message {
+	d, err := wire.ParseRMADesc(m.Payload, wire.DefaultMaxMessage)
 	if err != nil {
-		return failed(m, err)
+		return wire.Fail(m, err)
 	}
-	frame, err := s.cfg.Store.Get(context.Background(), m.key)
+	frame, err := s.cfg.Store.Get(context.Background(), m.Key)
 	if err != nil {
-		return failed(m, err)
+		return wire.Fail(m, err)
 	}
-	resp := &message{header: header{op: m.op, id: m.id, arg: uint64(len(frame))}}
-	if uint64(len(frame)) > d.length || len(frame) == 0 {
+	resp := &wire.Message{Header: wire.Header{Op: m.Op, ID: m.ID, Arg: uint64(len(frame))}}
+	if uint64(len(frame)) > d.Length || len(frame) == 0 {
 		return resp // the client's buffer is too small (the frame changed): it asks again
 	}
 	if err := s.rma(p, d, frame, true); err != nil {
-		return failed(m, err)
+		return wire.Fail(m, err)
 	}
 	return resp
 }

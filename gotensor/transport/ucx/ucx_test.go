@@ -1,6 +1,6 @@
 //go:build ucx
 
-package transport
+package ucx_test
 
 import (
 	"bytes"
@@ -17,16 +17,23 @@ import (
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
+	"github.com/gotensor/gotensor/gotensor/transport/internal/transporttest"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+	"github.com/gotensor/gotensor/gotensor/transport/serve"
+	"github.com/gotensor/gotensor/gotensor/transport/ucx"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
 // ucxCases are the UCX transports this machine has: TCP, and shared memory
 // (sysv/posix + cma: UCX_TLS=sm,tcp, where tcp only carries the connection setup).
+var ctx = context.Background()
+
 var ucxCases = []struct{ name, tls string }{{"tcp", "tcp"}, {"sm", "sm,tcp"}}
 
-func startUCX(t testing.TB, tls, token string, capacity int64) (*UCXServer, *store.Mem) {
+func startUCX(t testing.TB, tls, token string, capacity int64) (*ucx.Server, *store.Mem) {
 	t.Helper()
 	mem := store.NewMem("mem://node", capacity)
-	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: mem, Token: []byte(token)}, ucxConfigFor(tls, "127.0.0.1:0"))
+	s, err := ucx.Listen("127.0.0.1:0", serve.Config{Store: mem, Token: []byte(token)}, ucx.ConfigFor(tls, "127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +41,7 @@ func startUCX(t testing.TB, tls, token string, capacity int64) (*UCXServer, *sto
 	return s, mem
 }
 
-func dialUCX(t testing.TB, addr, tls, query string) *Client {
+func dialUCX(t testing.TB, addr, tls, query string) *remote.Client {
 	t.Helper()
 	c, err := openUCX(addr, tls, query)
 	if err != nil {
@@ -44,13 +51,13 @@ func dialUCX(t testing.TB, addr, tls, query string) *Client {
 	return c
 }
 
-func openUCX(addr, tls, query string) (*Client, error) {
+func openUCX(addr, tls, query string) (*remote.Client, error) {
 	sep := "?"
 	if query != "" {
 		sep = "&"
 	}
 	u, _ := url.Parse("ucx://" + addr + query + sep + "transports=" + url.QueryEscape(tls))
-	return OpenUCX(u)
+	return ucx.Open(u)
 }
 
 func eachUCX(t *testing.T, f func(t *testing.T, tls string)) {
@@ -147,10 +154,10 @@ func TestUCXTokenAndCapacity(t *testing.T) {
 	})
 }
 
-func TestUCXServerDeathAndReconnect(t *testing.T) {
+func TestServerDeathAndReconnect(t *testing.T) {
 	mem := store.NewMem("mem://node", 0)
-	cfg := ucxConfigFor("tcp", "127.0.0.1:0")
-	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: mem}, cfg)
+	cfg := ucx.ConfigFor("tcp", "127.0.0.1:0")
+	s, err := ucx.Listen("127.0.0.1:0", serve.Config{Store: mem}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +168,7 @@ func TestUCXServerDeathAndReconnect(t *testing.T) {
 	if _, err := c.Get(ctx, "before"); !errs.Is(err, errs.Unavailable) && !errs.Is(err, errs.Timeout) {
 		t.Fatalf("dead server: %v", err)
 	}
-	s2, err := ListenUCX(addr, ServerConfig{Store: mem}, cfg)
+	s2, err := ucx.Listen(addr, serve.Config{Store: mem}, cfg)
 	if err != nil {
 		t.Skipf("address not reusable yet: %v", err)
 	}
@@ -190,7 +197,7 @@ func TestUCXLongKeyAndTransports(t *testing.T) {
 		if got, err := c.Get(ctx, key); err != nil || string(got) != "v" {
 			t.Fatal(err)
 		}
-		info := ucxEndpointInfo(c)
+		info := ucx.EndpointInfo(c)
 		want := map[string]string{"tcp": "tcp/lo", "sm,tcp": "cma/memory"}[tls]
 		if !strings.Contains(info, want) {
 			t.Fatalf("endpoint does not use %s:\n%s", want, info)
@@ -206,16 +213,15 @@ func TestUCXHostileMessageClosesOnlyItsEndpoint(t *testing.T) {
 		good := dialUCX(t, s.Addr(), tls, "")
 		for _, bad := range [][]byte{
 			{1, 2, 3}, // short header
-			amHeader(&message{header: header{op: 99}}, 0),                  // unknown op
-			amHeader(&message{header: header{op: OpPut}, key: "k"}, 1<<20), // length disagrees with the data
+			wire.AMHeader(&wire.Message{Header: wire.Header{Op: 99}}, 0),                       // unknown op
+			wire.AMHeader(&wire.Message{Header: wire.Header{Op: wire.OpPut}, Key: "k"}, 1<<20), // length disagrees with the data
 		} {
 			evil := dialUCX(t, s.Addr(), tls, "?timeout=2s")
-			if n := peers(s); n != 2 {
+			if n := ucx.Peers(s); n != 2 {
 				t.Fatalf("%d endpoints before", n)
 			}
-			l := evil.link.(*ucxLink)
-			l.w.call(func() { l.w.send(l.conn.ep, 2, bad, []byte("x"), nil) })
-			for deadline := time.Now().Add(5 * time.Second); peers(s) != 1; time.Sleep(5 * time.Millisecond) {
+			ucx.SendRaw(evil, 2, bad, []byte("x"))
+			for deadline := time.Now().Add(5 * time.Second); ucx.Peers(s) != 1; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("endpoint still open after a hostile message %x", bad)
 				}
@@ -224,7 +230,7 @@ func TestUCXHostileMessageClosesOnlyItsEndpoint(t *testing.T) {
 		}
 		polite := dialUCX(t, s.Addr(), tls, "")
 		polite.Close()
-		for deadline := time.Now().Add(5 * time.Second); peers(s) != 1; time.Sleep(5 * time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); ucx.Peers(s) != 1; time.Sleep(5 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("a closed client's endpoint stays open on the server")
 			}
@@ -245,7 +251,7 @@ func (blockingStore) Get(c context.Context, key string) ([]byte, error) {
 
 func TestUCXTimeoutAndMidWriteDeath(t *testing.T) {
 	mem := store.NewMem("mem://node", 0)
-	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: blockingStore{mem}}, ucxConfigFor("tcp", "127.0.0.1:0"))
+	s, err := ucx.Listen("127.0.0.1:0", serve.Config{Store: blockingStore{mem}}, ucx.ConfigFor("tcp", "127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,22 +273,17 @@ func TestUCXTimeoutAndMidWriteDeath(t *testing.T) {
 	}
 }
 
-func peers(s *UCXServer) (n int) {
-	s.w.call(func() { n = len(s.peers) })
-	return n
-}
-
 func TestLoadUCX(t *testing.T) {
 	eachUCX(t, func(t *testing.T, tls string) {
 		s, _ := startUCX(t, tls, "tok", 0)
-		runLoad(t, func() (store.Store, error) { return openUCX(s.Addr(), tls, "?token=tok") }, 6)
+		transporttest.RunLoad(t, func() (store.Store, error) { return openUCX(s.Addr(), tls, "?token=tok") }, 6)
 	})
 }
 
 func TestStreamingUCX(t *testing.T) {
 	eachUCX(t, func(t *testing.T, tls string) {
 		s, mem := startUCX(t, tls, "", 0)
-		checkStreaming(t, dialUCX(t, s.Addr(), tls, ""), mem)
+		transporttest.CheckStreaming(t, dialUCX(t, s.Addr(), tls, ""), mem)
 	})
 }
 
@@ -301,7 +302,7 @@ func (h *headCounter) Head(c context.Context, key string, n int) ([]byte, int64,
 // round trip, and a frame that grew is fetched again at its new size.
 func TestUCXOneSidedSizing(t *testing.T) {
 	hc := &headCounter{Store: store.NewMem("mem://node", 0)}
-	s, err := ListenUCX("127.0.0.1:0", ServerConfig{Store: hc}, ucxConfigFor("sm,tcp", "127.0.0.1:0"))
+	s, err := ucx.Listen("127.0.0.1:0", serve.Config{Store: hc}, ucx.ConfigFor("sm,tcp", "127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,175 @@
+// Package node starts a memory node (`gotensor serve`): its store, token,
+// TLS, heap limit and one byte budget, served over tcp or ucx.
+package node
+
+import (
+	"crypto/tls"
+	"math"
+	"net"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/serve"
+	"github.com/gotensor/gotensor/gotensor/transport/tcp"
+	"github.com/gotensor/gotensor/gotensor/transport/ucx"
+)
+
+// ServeOptions are `gotensor serve`'s flags.
+type ServeOptions struct {
+	Listen    string // host:port, loopback unless a token is set
+	Transport string // "tcp" (default) or "ucx"
+	Capacity  int64  // bytes; 0 unbounded
+	Dir       string // persist frames here (survives restarts); "" keeps them in memory
+	TokenFile string // file holding the shared secret
+	UCXTLS    string // UCX transports for a ucx node ("" keeps UCX_TLS / UCX's choice)
+	TLSCert   string // PEM certificate (chain): a tcp node then speaks TLS 1.3
+	TLSKey    string // its PEM private key
+	CapHeap   bool   // a process of its own: keep the Go heap just above Capacity (see capHeap)
+	Logf      func(format string, args ...any)
+}
+
+// Node is a running memory node.
+type Node struct {
+	url    string
+	addr   string
+	stop   func()
+	store  store.Store
+	budget *serve.Budget
+}
+
+// URL is what clients open, e.g. tcp://127.0.0.1:7707.
+func (n *Node) URL() string { return n.url }
+
+// Addr is the host:port the node listens on.
+func (n *Node) Addr() string { return n.addr }
+
+// Store is what the node serves.
+func (n *Node) Store() store.Store { return n.store }
+
+// Budget is the node's allowance for bytes being received.
+func (n *Node) Budget() *serve.Budget { return n.budget }
+
+// Shutdown stops serving and closes the store.
+func (n *Node) Shutdown() error {
+	n.stop()
+	return n.store.Close()
+}
+
+// CheckListenAddr refuses a non-loopback address without a token.
+func CheckListenAddr(addr string, token []byte) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errs.Wrap(errs.InvalidArgument, err, "bad listen address %q", addr)
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if !loopback && len(token) == 0 {
+		return errs.New(errs.InvalidArgument, "refusing to listen on non-loopback %q without a token (--token-file)", addr)
+	}
+	return nil
+}
+
+// capHeap gives a node process with a capacity a soft Go heap limit just
+// above it (unless GOMEMLIMIT is set): the runtime then collects and reuses the
+// buffers of replaced frames instead of growing to twice the capacity, and
+// new frames land in memory that is already mapped.
+func capHeap(capacity int64) {
+	if capacity <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	limit := capacity + capacity/8 + 256<<20
+	if cur := debug.SetMemoryLimit(-1); cur < limit || cur == math.MaxInt64 {
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+func readToken(file string) ([]byte, error) {
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, errs.Wrap(errs.InvalidArgument, err, "reading token file")
+	}
+	token := []byte(strings.TrimSpace(string(b)))
+	if len(token) == 0 {
+		return nil, errs.New(errs.InvalidArgument, "token file %s is empty", file)
+	}
+	return token, nil
+}
+
+// tlsConfig loads the certificate a tcp node serves TLS with (nil: none).
+func tlsConfig(o ServeOptions) (*tls.Config, error) {
+	if o.TLSCert == "" && o.TLSKey == "" {
+		return nil, nil
+	}
+	if o.Transport != "tcp" {
+		return nil, errs.New(errs.InvalidArgument, "TLS (--tls-cert, --tls-key) is for the tcp transport, not %s", o.Transport)
+	}
+	cert, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey)
+	if err != nil {
+		return nil, errs.Wrap(errs.InvalidArgument, err, "loading TLS certificate and key")
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13}, nil
+}
+
+// Start checks the options, opens the backing store, listens and serves in
+// the background.
+func Start(o ServeOptions) (*Node, error) {
+	token, err := readToken(o.TokenFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckListenAddr(o.Listen, token); err != nil {
+		return nil, err
+	}
+	if o.Transport == "" {
+		o.Transport = "tcp"
+	}
+	if o.Transport != "tcp" && o.Transport != "ucx" {
+		return nil, errs.New(errs.InvalidArgument, "unknown transport %q (tcp or ucx)", o.Transport)
+	}
+	tlsCfg, err := tlsConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.CapHeap {
+		capHeap(o.Capacity)
+	}
+	var st store.Store
+	if o.Dir != "" {
+		d, err := store.OpenDir(o.Dir, o.Capacity)
+		if err != nil {
+			return nil, err
+		}
+		st = d
+	} else {
+		st = store.NewMem("mem://serve", o.Capacity)
+	}
+	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st)}
+	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, Logf: o.Logf}
+	if o.Transport == "ucx" {
+		s, err := ucx.Listen(o.Listen, cfg, ucx.ConfigFor(o.UCXTLS, o.Listen))
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		n.url, n.addr, n.stop = "ucx://"+s.Addr(), s.Addr(), func() { s.Close() }
+		return n, nil
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		st.Close()
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	s := tcp.NewServer(cfg)
+	go s.Serve(ln)
+	n.url, n.addr, n.stop = "tcp://"+ln.Addr().String(), ln.Addr().String(), func() { s.Close() }
+	return n, nil
+}

@@ -1,0 +1,177 @@
+// Package remote is the client side every memory-node transport shares: a
+// store.Store (and store.Streamer) over a Link that carries requests to
+// one node and brings back their responses.
+package remote
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// Link carries requests to one server. Do sends m and waits for its
+// response; a response with an error status comes back as that error.
+type Link interface {
+	Do(ctx context.Context, m *wire.Message) (*wire.Message, error)
+	Close()
+}
+
+// OneSided is a Link that moves large frames whole and one-sided: streamed
+// pieces would bypass that path.
+type OneSided interface{ OneSided() bool }
+
+// Options are the URL parameters every transport understands.
+type Options struct {
+	Token   []byte
+	Timeout time.Duration // per request, unless the caller's context ends sooner
+}
+
+// ParseOptions reads token= (else GOTENSOR_TOKEN) and timeout= (default 60s).
+func ParseOptions(u *url.URL) (Options, error) {
+	q := u.Query()
+	token := q.Get("token")
+	if token == "" {
+		token = os.Getenv("GOTENSOR_TOKEN")
+	}
+	o := Options{Token: []byte(token), Timeout: 60 * time.Second}
+	if t := q.Get("timeout"); t != "" {
+		d, err := time.ParseDuration(t)
+		if err != nil || d <= 0 {
+			return o, errs.New(errs.InvalidArgument, "bad timeout %q in store URL", t)
+		}
+		o.Timeout = d
+	}
+	return o, nil
+}
+
+// Client is a store.Store on a remote memory node, over any link (TCP or
+// UCX). Requests are pipelined; a lost connection fails the requests in
+// flight (Unavailable) and the next request connects again.
+type Client struct {
+	url  string
+	link Link
+}
+
+// New is the store at url over link.
+func New(url string, link Link) *Client { return &Client{url: url, link: link} }
+
+// Link is the client's link.
+func (c *Client) Link() Link { return c.link }
+
+func (c *Client) URL() string { return c.url }
+
+func (c *Client) do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
+	if err := store.ValidateKey(m.Key); err != nil && m.Op != wire.OpList && m.Op != wire.OpPing && m.Op != wire.OpUsage {
+		return nil, err
+	}
+	return c.link.Do(ctx, m)
+}
+
+func (c *Client) Put(ctx context.Context, key string, frame []byte) error {
+	_, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPut}, Key: key, Payload: frame})
+	return err
+}
+
+func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpGet}, Key: key})
+	if err != nil {
+		return nil, err
+	}
+	return m.Payload, nil
+}
+
+func (c *Client) Head(ctx context.Context, key string, n int) ([]byte, int64, error) {
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpHead, Arg: uint64(n)}, Key: key})
+	if err != nil {
+		return nil, 0, err
+	}
+	return m.Payload, int64(m.Arg), nil
+}
+
+func (c *Client) Delete(ctx context.Context, key string) error {
+	_, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpDelete}, Key: key})
+	return err
+}
+
+func (c *Client) Has(ctx context.Context, key string) (bool, error) {
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpHas}, Key: key})
+	if err != nil {
+		return false, err
+	}
+	return m.Arg == 1, nil
+}
+
+func (c *Client) List(ctx context.Context, prefix string) ([]string, error) {
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpList}, Key: prefix})
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Payload) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(m.Payload), "\n"), nil
+}
+
+// Ping checks the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPing}})
+	return err
+}
+
+func (c *Client) Usage() store.Usage {
+	var u store.Usage
+	if m, err := c.do(context.Background(), &wire.Message{Header: wire.Header{Op: wire.OpUsage}}); err == nil {
+		json.Unmarshal(m.Payload, &u)
+	}
+	return u
+}
+
+func (c *Client) Close() error {
+	c.link.Close()
+	return nil
+}
+
+// Await waits for the response on ch, the connection's end (dead), the
+// timeout or ctx; forget drops the pending request when the caller gives up.
+func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timeout time.Duration, op wire.Op, addr string,
+	lost func() error, forget func()) (*wire.Message, error) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case resp := <-ch:
+		if resp.Status != 0 {
+			return nil, wire.StatusErr(resp.Status, resp.Payload)
+		}
+		return resp, nil
+	case <-dead:
+		return nil, lost()
+	case <-timer.C:
+		forget()
+		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", op, addr, timeout)
+	case <-ctx.Done():
+		forget()
+		return nil, CtxErr(ctx, op, addr)
+	}
+}
+
+// CtxErr is the error for a call whose context ended.
+func CtxErr(ctx context.Context, op wire.Op, addr string) error {
+	return errs.Wrap(errs.Timeout, ctx.Err(), "%s on %s", op, addr)
+}
+
+// Lost is the error for requests on a connection that ended with err.
+func Lost(err error, addr string) error {
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return errs.Wrap(errs.Unavailable, err, "connection to gotensor server %s lost", addr)
+}

@@ -1,0 +1,119 @@
+package remote
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// A reader fetches a frame in ranges and decodes each as it arrives; a
+// writer sends a large frame's payload in parts as they are encoded, then
+// its header, which commits them (serve.Uploads is the node's side).
+
+// PartsInFlight is how many parts a client has on the wire per write.
+const PartsInFlight = 4
+
+// abortTimeout bounds the best-effort abort of a failed streamed write.
+const abortTimeout = 5 * time.Second
+
+// Streams is false on a link that moves large frames whole and one-sided.
+func (c *Client) Streams() bool {
+	if l, ok := c.link.(OneSided); ok {
+		return !l.OneSided()
+	}
+	return true
+}
+
+// GetRange fetches bytes [off, off+n) of the frame under key.
+func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+	if off < 0 || n < 0 {
+		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of %d bytes", off, n)
+	}
+	var nb [8]byte
+	binary.LittleEndian.PutUint64(nb[:], uint64(n))
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpGetRange, Arg: uint64(off)}, Key: key, Payload: nb[:]})
+	if err != nil {
+		return nil, 0, err
+	}
+	return m.Payload, int64(m.Arg), nil
+}
+
+// PutStream starts a streamed write of key; ctx bounds every part and the commit.
+func (c *Client) PutStream(ctx context.Context, key string) (store.PartSink, error) {
+	if err := store.ValidateKey(key); err != nil {
+		return nil, err
+	}
+	return &partSink{c: c, ctx: ctx, key: key, sem: make(chan struct{}, PartsInFlight)}, nil
+}
+
+type partSink struct {
+	c   *Client
+	ctx context.Context
+	key string
+	sem chan struct{}
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (p *partSink) WritePart(off int64, part []byte) error {
+	if err := p.failed(); err != nil {
+		return err
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-p.ctx.Done():
+		return CtxErr(p.ctx, wire.OpPutPart, p.c.url)
+	}
+	p.wg.Add(1)
+	go func() {
+		defer func() { <-p.sem; p.wg.Done() }()
+		defer func() {
+			if r := recover(); r != nil {
+				p.setErr(errs.New(errs.Internal, "panic sending part of %q: %v", p.key, r))
+			}
+		}()
+		_, err := p.c.link.Do(p.ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutPart, Arg: uint64(off)}, Key: p.key, Payload: part})
+		if err != nil {
+			p.setErr(err)
+		}
+	}()
+	return nil
+}
+
+func (p *partSink) setErr(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *partSink) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+func (p *partSink) Commit(hdr []byte) error {
+	p.wg.Wait()
+	if err := p.failed(); err != nil {
+		p.Abort()
+		return err
+	}
+	_, err := p.c.link.Do(p.ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: p.key, Payload: hdr})
+	return err
+}
+
+// Abort drops the parts sent (best effort: a lost connection drops them too).
+func (p *partSink) Abort() {
+	p.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), abortTimeout)
+	defer cancel()
+	p.c.link.Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutAbort}, Key: p.key})
+}

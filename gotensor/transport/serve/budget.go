@@ -1,0 +1,77 @@
+// Package serve is what every memory-node transport shares: the request
+// handler over a store, streamed uploads, and the node's one byte budget.
+package serve
+
+import (
+	"sync"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// Budget is a node's one allowance for bytes received but not yet stored
+// (payloads being read, streamed parts held until their commit), shared by
+// every connection of every transport. With a capacity, those bytes count
+// with what the store holds: a payload that would take the node past its
+// capacity is refused (StoreFull) before any of it is allocated. Without
+// one, payloads are allocated whole while less than Prealloc is held, and
+// grow as their bytes arrive beyond it.
+type Budget struct {
+	capacity int64
+	stored   func() int64
+	mu       sync.Mutex
+	held     int64
+}
+
+// Prealloc bounds what an unbounded node allocates ahead of the bytes.
+const Prealloc = 4 << 30
+
+// NewBudget is the budget of a node serving st (capacity 0: unbounded).
+func NewBudget(capacity int64, st store.Store) *Budget {
+	return &Budget{capacity: capacity, stored: func() int64 { return st.Usage().Bytes }}
+}
+
+// Reserve holds n bytes; release gives them back (once).
+func (b *Budget) Reserve(n uint64) (release func(), err error) {
+	b.mu.Lock()
+	if b.capacity > 0 {
+		if stored := b.stored(); int64(n) > b.capacity-stored-b.held {
+			held := b.held
+			b.mu.Unlock()
+			return nil, errs.New(errs.StoreFull, "node full: %d bytes stored and %d being received, %d more would pass the capacity of %d",
+				stored, held, n, b.capacity)
+		}
+	}
+	b.held += int64(n)
+	b.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			b.held -= int64(n)
+			b.mu.Unlock()
+		})
+	}, nil
+}
+
+// Held is the bytes reserved now.
+func (b *Budget) Held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held
+}
+
+// Alloc is a wire.Alloc drawing on the budget: the payload's buffer, whole
+// while the budget allows it.
+func (b *Budget) Alloc(m *wire.Message, n uint64) ([]byte, error) {
+	release, err := b.Reserve(n)
+	if err != nil {
+		return nil, err
+	}
+	m.Release = release
+	if b.capacity == 0 && b.Held() > Prealloc {
+		return make([]byte, 0, min(n, wire.ReadStep)), nil
+	}
+	return make([]byte, n), nil
+}

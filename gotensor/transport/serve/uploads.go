@@ -1,0 +1,141 @@
+package serve
+
+import (
+	"sync"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// Streamed frames. A client sends a large frame's payload in parts as they
+// are encoded, then its header; the server assembles the frame and stores
+// it only at commit, so a lost connection leaves nothing behind. Parts hold
+// their share of the node's budget from arrival to commit.
+
+// MaxUploads is how many streamed writes one connection may have open.
+const MaxUploads = 16
+
+// Uploads are one connection's streamed writes in progress.
+type Uploads struct {
+	mu    sync.Mutex
+	open  map[string]*upload
+	limit uint64
+}
+
+type upload struct {
+	parts    *store.Parts
+	releases []func()
+}
+
+func (u *upload) release() {
+	for _, r := range u.releases {
+		r()
+	}
+	u.releases = nil
+}
+
+// NewUploads keeps uploads of frames of at most limit bytes.
+func NewUploads(limit uint64) *Uploads {
+	return &Uploads{open: map[string]*upload{}, limit: limit}
+}
+
+// Handle serves put-part and put-abort, and turns put-commit into the put
+// of the assembled frame; it returns the response for the first two, or
+// nil when m (rewritten, releasing the parts' budget when done) goes on to
+// the store.
+func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
+	defer Recover(m, &resp)
+	if m.Refused != nil {
+		u.drop(m.Key)
+		return wire.Fail(m, m.Refused)
+	}
+	if err := store.ValidateKey(m.Key); err != nil {
+		m.Done()
+		return wire.Fail(m, err)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	up := u.open[m.Key]
+	switch m.Op {
+	case wire.OpPutPart:
+		if up == nil {
+			if len(u.open) >= MaxUploads {
+				m.Done()
+				return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", MaxUploads))
+			}
+			up = &upload{parts: store.NewParts(int64(u.limit))}
+			u.open[m.Key] = up
+		}
+		if m.Release != nil { // the part keeps its budget until the commit
+			up.releases = append(up.releases, m.Release)
+			m.Release = nil
+		}
+		if err := up.parts.Add(int64(m.Arg), m.Payload); err != nil {
+			u.dropLocked(m.Key)
+			return wire.Fail(m, err)
+		}
+		return wire.Reply(m)
+	case wire.OpPutAbort:
+		u.dropLocked(m.Key)
+		return wire.Reply(m)
+	case wire.OpPutCommit:
+		delete(u.open, m.Key)
+		if up == nil {
+			return wire.Fail(m, errs.New(errs.InvalidArgument, "commit of %q without parts", m.Key))
+		}
+		f, err := commit(up.parts, m.Payload)
+		if err != nil {
+			up.release()
+			return wire.Fail(m, err)
+		}
+		m.Op, m.Payload = wire.OpPut, f
+		prev := m.Release
+		m.Release = func() {
+			up.release()
+			if prev != nil {
+				prev()
+			}
+		}
+		return nil
+	}
+	return wire.Fail(m, errs.New(errs.Internal, "not a streamed-write op"))
+}
+
+// commit assembles the frame once the parts tile the payload hdr announces.
+func commit(p *store.Parts, hdr []byte) ([]byte, error) {
+	h, err := frame.ParseHeader(hdr, frame.Limits{MaxRawBytes: 1 << 62})
+	if err != nil {
+		return nil, err
+	}
+	if h.Size() != len(hdr) {
+		return nil, errs.New(errs.CorruptData, "streamed frame header is %d bytes, its fields say %d", len(hdr), h.Size())
+	}
+	if got, want := p.Size(), h.PayloadSize(); got != want {
+		return nil, errs.New(errs.CorruptData, "streamed frame has %d payload bytes, its header says %d", got, want)
+	}
+	return p.Frame(hdr) // refuses gaps and overlaps
+}
+
+func (u *Uploads) drop(key string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.dropLocked(key)
+}
+
+func (u *Uploads) dropLocked(key string) {
+	if up := u.open[key]; up != nil {
+		up.release()
+		delete(u.open, key)
+	}
+}
+
+// Close drops every upload in progress (the connection ended).
+func (u *Uploads) Close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for k := range u.open {
+		u.dropLocked(k)
+	}
+}

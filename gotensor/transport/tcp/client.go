@@ -1,0 +1,244 @@
+// Package tcp is the memory node over TCP (optionally TLS 1.3): the client
+// store for tcp:// URLs and the server.
+package tcp
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// Register makes store.Open understand tcp://.
+func Register() {
+	store.RegisterScheme("tcp", func(u *url.URL) (store.Store, error) { return Open(u) })
+}
+
+// tlsConfig reads tcp://'s TLS parameters: tls=1 turns TLS on (the
+// system's roots verify the server), ca=FILE trusts that PEM instead,
+// servername=NAME checks the certificate against NAME.
+func tlsConfig(u *url.URL) (*tls.Config, error) {
+	q := u.Query()
+	on := q.Get("tls")
+	if on == "" && q.Get("ca") == "" {
+		return nil, nil
+	}
+	if on == "0" || on == "off" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS13, ServerName: u.Hostname()}
+	if n := q.Get("servername"); n != "" {
+		cfg.ServerName = n
+	}
+	if ca := q.Get("ca"); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, errs.Wrap(errs.InvalidArgument, err, "reading ca=%s", ca)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, errs.New(errs.InvalidArgument, "ca=%s holds no PEM certificate", ca)
+		}
+	}
+	return cfg, nil
+}
+
+// Open opens tcp://host:port[?token=...&timeout=30s&tls=1&ca=FILE].
+func Open(u *url.URL) (*remote.Client, error) {
+	if u.Host == "" {
+		return nil, errs.New(errs.InvalidArgument, "tcp store URL %q has no host:port", u.Redacted())
+	}
+	o, err := remote.ParseOptions(u)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := tlsConfig(u)
+	if err != nil {
+		return nil, err
+	}
+	l := &link{addr: u.Host, tls: tc, opts: o, url: "tcp://" + u.Host}
+	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
+		return nil, err
+	}
+	return remote.New(l.url, l), nil
+}
+
+// link pipelines requests on one TCP connection, connecting again after a loss.
+type link struct {
+	addr string
+	tls  *tls.Config
+	opts remote.Options
+	url  string
+
+	mu     sync.Mutex
+	conn   *conn
+	closed bool
+}
+
+type conn struct {
+	c       net.Conn
+	wmu     chan struct{} // one writer at a time; waiting honours the caller's context
+	pmu     sync.Mutex
+	pending map[uint64]chan *wire.Message
+	nextID  atomic.Uint64
+	dead    chan struct{}
+	err     error
+}
+
+func (l *link) connect() (*conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, errs.New(errs.Closed, "store %s is closed", l.url)
+	}
+	if l.conn != nil {
+		select {
+		case <-l.conn.dead:
+		default:
+			return l.conn, nil
+		}
+	}
+	d := net.Dialer{Timeout: min(l.opts.Timeout, wire.HandshakeTimeout)}
+	nc, err := d.Dial("tcp", l.addr)
+	if err != nil {
+		return nil, errs.Wrap(errs.Unavailable, err, "cannot reach gotensor server %s", l.addr)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if l.tls != nil {
+		tc := tls.Client(nc, l.tls)
+		hctx, cancel := context.WithTimeout(context.Background(), min(l.opts.Timeout, wire.HandshakeTimeout))
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, errs.Wrap(errs.Unauthorized, err, "TLS handshake with %s", l.addr)
+		}
+		nc = tc
+	}
+	if err := wire.ClientHandshake(nc, l.opts.Token, l.opts.Timeout); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	cc := &conn{c: nc, wmu: make(chan struct{}, 1), pending: map[uint64]chan *wire.Message{}, dead: make(chan struct{})}
+	go cc.readLoop()
+	l.conn = cc
+	return cc, nil
+}
+
+func (cc *conn) readLoop() {
+	defer func() {
+		if r := recover(); r != nil {
+			cc.fail(errs.New(errs.Internal, "panic reading responses: %v", r))
+		}
+	}()
+	r := bufio.NewReaderSize(cc.c, 256<<10)
+	for {
+		m, err := wire.ReadMessage(r, wire.DefaultMaxMessage, wire.Whole)
+		if err != nil {
+			cc.fail(err)
+			return
+		}
+		cc.pmu.Lock()
+		ch := cc.pending[m.ID]
+		delete(cc.pending, m.ID)
+		cc.pmu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}
+
+func (cc *conn) fail(err error) {
+	cc.pmu.Lock()
+	defer cc.pmu.Unlock()
+	select {
+	case <-cc.dead:
+		return
+	default:
+	}
+	cc.err = err
+	close(cc.dead)
+	cc.c.Close()
+}
+
+func (cc *conn) forget(id uint64) {
+	cc.pmu.Lock()
+	delete(cc.pending, id)
+	cc.pmu.Unlock()
+}
+
+// Do sends a request and waits for its response; the caller's context and
+// the link's timeout bound every wait: for the writer's turn, the write
+// (a write cut short ends the connection) and the response.
+func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
+	cc, err := l.connect()
+	if err != nil {
+		return nil, err
+	}
+	lost := func() error { return remote.Lost(cc.err, l.addr) }
+	m.ID = cc.nextID.Add(1)
+	ch := make(chan *wire.Message, 1)
+	cc.pmu.Lock()
+	select {
+	case <-cc.dead:
+		cc.pmu.Unlock()
+		return nil, lost()
+	default:
+	}
+	cc.pending[m.ID] = ch
+	cc.pmu.Unlock()
+	deadline := time.Now().Add(l.opts.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	wait := time.NewTimer(time.Until(deadline))
+	select {
+	case cc.wmu <- struct{}{}:
+		wait.Stop()
+	case <-cc.dead:
+		wait.Stop()
+		return nil, lost()
+	case <-ctx.Done():
+		wait.Stop()
+		cc.forget(m.ID)
+		return nil, remote.CtxErr(ctx, m.Op, l.addr)
+	case <-wait.C:
+		cc.forget(m.ID)
+		return nil, errs.New(errs.Timeout, "%s: could not send to %s within %v", m.Op, l.addr, l.opts.Timeout)
+	}
+	cc.c.SetWriteDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { cc.c.SetWriteDeadline(time.Now()) })
+	err = wire.WriteMessage(cc.c, m)
+	stop()
+	<-cc.wmu
+	if err != nil {
+		cc.fail(err)
+		if ctx.Err() != nil {
+			return nil, remote.CtxErr(ctx, m.Op, l.addr)
+		}
+		return nil, lost()
+	}
+	return remote.Await(ctx, ch, cc.dead, time.Until(deadline), m.Op, l.addr, lost, func() { cc.forget(m.ID) })
+}
+
+func (l *link) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.conn != nil {
+		l.conn.fail(errs.New(errs.Closed, "store closed"))
+	}
+}

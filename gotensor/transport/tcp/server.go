@@ -1,0 +1,174 @@
+package tcp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/serve"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// Server serves a store to clients.
+type Server struct {
+	cfg    serve.Config
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// NewServer returns a server for cfg.
+func NewServer(cfg serve.Config) *Server {
+	return &Server{cfg: cfg.WithDefaults(), conns: map[net.Conn]struct{}{}}
+}
+
+// Serve accepts connections on ln until Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return errs.New(errs.Closed, "server closed")
+	}
+	s.ln = ln
+	s.mu.Unlock()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return nil
+			}
+			return err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+// Addr is the listening address.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Close stops the server and closes every connection.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	if s.ln != nil {
+		s.ln.Close()
+	}
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// inlineMax is the largest answer the reading goroutine writes itself.
+const inlineMax = 256 << 10
+
+func (s *Server) serveConn(c net.Conn) {
+	ups := serve.NewUploads(s.cfg.MaxMessage)
+	var inflight sync.WaitGroup
+	defer func() {
+		if r := recover(); r != nil {
+			s.cfg.Logf("gotensor serve: %s: closing after a panic: %v", c.RemoteAddr(), r)
+		}
+		c.Close()
+		inflight.Wait()
+		ups.Close()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	if err := wire.ServerHandshake(c, s.cfg.Token); err != nil {
+		s.cfg.Logf("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
+		return
+	}
+	r := bufio.NewReaderSize(c, 256<<10)
+	var wmu sync.Mutex
+	sem := make(chan struct{}, s.cfg.MaxInflight)
+	inline := store.IsNonblocking(s.cfg.Store)
+	send := func(resp *wire.Message) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		return wire.WriteMessage(c, resp)
+	}
+	ctx := context.Background()
+	for {
+		m, err := wire.ReadMessage(r, s.cfg.MaxMessage, s.cfg.Budget.Alloc)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)
+			}
+			return // a malformed message closes this connection only
+		}
+		if m.Op.IsUpload() { // parts are kept per connection, in order of arrival
+			if resp := ups.Handle(m); resp != nil {
+				if send(resp) != nil {
+					return
+				}
+				continue
+			} // a commit goes on as the put of the whole frame
+		}
+		var resp *wire.Message
+		if inline {
+			// a map access: answer from this goroutine; only large answers
+			// are written from another, so reading goes on meanwhile
+			resp = serve.Handle(ctx, s.cfg.Store, m)
+			m.Done()
+			if len(resp.Payload) < inlineMax {
+				if send(resp) != nil {
+					return
+				}
+				continue
+			}
+		}
+		sem <- struct{}{}
+		inflight.Add(1)
+		go func() {
+			defer func() { <-sem; inflight.Done() }()
+			defer func() {
+				if r := recover(); r != nil { // a failed write: the connection is beyond repair
+					s.cfg.Logf("gotensor serve: %s: closing after a panic: %v", c.RemoteAddr(), r)
+					c.Close()
+				}
+			}()
+			if resp == nil {
+				resp = serve.Handle(ctx, s.cfg.Store, m)
+				m.Done()
+			}
+			if send(resp) != nil {
+				c.Close()
+			}
+		}()
+	}
+}

@@ -1,0 +1,163 @@
+package wire
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"io"
+	"net"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// The handshake: the client's hello (magic, version); the server's hello
+// with a fresh nonce and whether a token is required; the client's HMAC of
+// the nonce; the server's verdict (one status byte). Nothing else is read
+// from a peer, or allocated for it, before the verdict.
+
+// Magic opens the handshake in both directions.
+var Magic = [4]byte{'G', 'T', 'R', 'P'}
+
+const (
+	HelloSize       = 8
+	NonceSize       = 32
+	ServerHelloSize = HelloSize + NonceSize
+	MacSize         = sha256.Size
+	// HandshakeTimeout bounds each side's handshake.
+	HandshakeTimeout = 10 * time.Second
+)
+
+// Bye, sent as a handshake message over UCX, tells the server a client is
+// leaving: endpoints without peer failure detection (shared memory) learn
+// it no other way.
+const Bye = "GTBY"
+
+// Hello is the client's opening message.
+func Hello() []byte {
+	b := make([]byte, HelloSize)
+	copy(b, Magic[:])
+	binary.LittleEndian.PutUint16(b[4:], Version)
+	return b
+}
+
+// CheckHello checks a client's hello.
+func CheckHello(b []byte) error {
+	if len(b) != HelloSize || [4]byte(b[:4]) != Magic || binary.LittleEndian.Uint16(b[4:]) != Version {
+		return Protocol("bad hello %x", b)
+	}
+	return nil
+}
+
+// ServerHello is the server's answer and the nonce in it.
+func ServerHello(tokenRequired bool) (out, nonce []byte) {
+	out = make([]byte, ServerHelloSize)
+	copy(out, Magic[:])
+	binary.LittleEndian.PutUint16(out[4:], Version)
+	if tokenRequired {
+		binary.LittleEndian.PutUint16(out[6:], 1)
+	}
+	nonce = out[HelloSize:]
+	rand.Read(nonce) // never fails (crypto/rand)
+	return out, nonce
+}
+
+// Proof answers a server's hello with token; addr names the server in errors.
+func Proof(in, token []byte, addr string) ([]byte, error) {
+	if len(in) != ServerHelloSize || [4]byte(in[:4]) != Magic {
+		return nil, errs.New(errs.Unavailable, "%s is not a gotensor server", addr)
+	}
+	if v := binary.LittleEndian.Uint16(in[4:]); v != Version {
+		return nil, errs.New(errs.Unsupported, "server speaks protocol version %d, this client %d", v, Version)
+	}
+	if binary.LittleEndian.Uint16(in[6:])&1 != 0 && len(token) == 0 {
+		return nil, errs.New(errs.Unauthorized, "server %s requires a token (token=... in the URL or GOTENSOR_TOKEN)", addr)
+	}
+	if len(token) == 0 {
+		return make([]byte, MacSize), nil
+	}
+	return mac(token, in[HelloSize:]), nil
+}
+
+// Verify checks a client's proof; the verdict is what the server sends back.
+func Verify(token, nonce, proof []byte) (ok bool, verdict []byte) {
+	ok = len(proof) == MacSize && (len(token) == 0 || hmac.Equal(proof, mac(token, nonce)))
+	if ok {
+		return true, []byte{0}
+	}
+	return false, []byte{uint8(errs.Unauthorized) + 1}
+}
+
+// CheckVerdict turns the server's verdict into an error.
+func CheckVerdict(v []byte, addr string) error {
+	if len(v) != 1 || v[0] != 0 {
+		return errs.New(errs.Unauthorized, "server %s refused the token", addr)
+	}
+	return nil
+}
+
+// mac is the handshake proof: HMAC-SHA256 over the server's nonce.
+func mac(token, nonce []byte) []byte {
+	m := hmac.New(sha256.New, token)
+	m.Write([]byte("gotensor-v1 auth\x00"))
+	m.Write(nonce)
+	return m.Sum(nil)
+}
+
+// ClientHandshake runs the client's side on a stream connection.
+func ClientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
+	c.SetDeadline(time.Now().Add(min(timeout, HandshakeTimeout)))
+	defer c.SetDeadline(time.Time{})
+	addr := c.RemoteAddr().String()
+	lost := func(err error) error { return errs.Wrap(errs.Unavailable, err, "handshake with %s", addr) }
+	if _, err := c.Write(Hello()); err != nil {
+		return lost(err)
+	}
+	in := make([]byte, ServerHelloSize)
+	if _, err := io.ReadFull(c, in); err != nil {
+		return lost(err)
+	}
+	proof, err := Proof(in, token, addr)
+	if err != nil {
+		return err
+	}
+	if _, err := c.Write(proof); err != nil {
+		return lost(err)
+	}
+	var verdict [1]byte
+	if _, err := io.ReadFull(c, verdict[:]); err != nil {
+		return lost(err)
+	}
+	return CheckVerdict(verdict[:], addr)
+}
+
+// ServerHandshake runs the server's side on a stream connection: fixed-size
+// reads only, under a deadline.
+func ServerHandshake(c net.Conn, token []byte) error {
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	defer c.SetDeadline(time.Time{})
+	hello := make([]byte, HelloSize)
+	if _, err := io.ReadFull(c, hello); err != nil {
+		return err
+	}
+	if err := CheckHello(hello); err != nil {
+		return err
+	}
+	out, nonce := ServerHello(len(token) > 0)
+	if _, err := c.Write(out); err != nil {
+		return err
+	}
+	proof := make([]byte, MacSize)
+	if _, err := io.ReadFull(c, proof); err != nil {
+		return err
+	}
+	ok, verdict := Verify(token, nonce, proof)
+	if _, err := c.Write(verdict); err != nil {
+		return err
+	}
+	if !ok {
+		return errs.New(errs.Unauthorized, "bad token")
+	}
+	return nil
+}

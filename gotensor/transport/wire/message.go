@@ -1,0 +1,232 @@
+// Package wire is the memory node's protocol (docs/PROTOCOL.md): message
+// headers, their limits, the handshake, and the active-message form UCX
+// carries. It is versioned, length-prefixed and pipelined: many requests,
+// tagged by id, share one connection.
+package wire
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+const (
+	Version = 1
+
+	HeaderSize = 24
+	// MaxKey bounds keys on the wire (store.MaxKeyLen).
+	MaxKey = 1024
+	// DefaultMaxMessage bounds one payload (a frame): 64 GiB plus headroom.
+	DefaultMaxMessage = 64<<30 + 1<<20
+	// ReadStep is how much a payload buffer grows per read when the
+	// receiver did not allocate it whole.
+	ReadStep = 16 << 20
+	// LongPayload in the length field says the real length (>= 4 GiB - 1)
+	// is in the argument field.
+	LongPayload = 1<<32 - 1
+)
+
+// Header is the fixed part of every message after the handshake:
+// u32 payload length, u8 op, u8 status (0 ok, else errs.Kind+1),
+// u16 key length, u64 request id, u64 argument (Head: byte count).
+type Header struct {
+	Length uint32
+	Op     Op
+	Status uint8
+	KeyLen uint16
+	ID     uint64
+	Arg    uint64
+}
+
+// Encode writes h into b[:HeaderSize].
+func (h *Header) Encode(b []byte) {
+	binary.LittleEndian.PutUint32(b[0:], h.Length)
+	b[4] = byte(h.Op)
+	b[5] = h.Status
+	binary.LittleEndian.PutUint16(b[6:], h.KeyLen)
+	binary.LittleEndian.PutUint64(b[8:], h.ID)
+	binary.LittleEndian.PutUint64(b[16:], h.Arg)
+}
+
+// Decode reads h from b[:HeaderSize].
+func (h *Header) Decode(b []byte) {
+	h.Length = binary.LittleEndian.Uint32(b[0:])
+	h.Op = Op(b[4])
+	h.Status = b[5]
+	h.KeyLen = binary.LittleEndian.Uint16(b[6:])
+	h.ID = binary.LittleEndian.Uint64(b[8:])
+	h.Arg = binary.LittleEndian.Uint64(b[16:])
+}
+
+// PayloadLen is the real payload length the header announces.
+func (h *Header) PayloadLen() uint64 {
+	if h.Length == LongPayload {
+		return h.Arg
+	}
+	return uint64(h.Length)
+}
+
+// withPayload sets the length fields for a payload of n bytes.
+func (h Header) withPayload(key string, n uint64) Header {
+	h.KeyLen = uint16(len(key))
+	if n >= LongPayload {
+		h.Length, h.Arg = LongPayload, n
+	} else {
+		h.Length = uint32(n)
+	}
+	return h
+}
+
+// Message is one request or response.
+type Message struct {
+	Header
+	Key     string
+	Payload []byte
+	// Refused is set when the receiver would not hold the payload (it was
+	// read and dropped): the request is answered with this error.
+	Refused error
+	// Release returns what the payload holds of the receiver's budget (nil: nothing).
+	Release func()
+}
+
+// Done releases m's hold on the receiver's budget, once.
+func (m *Message) Done() {
+	if m.Release != nil {
+		m.Release()
+		m.Release = nil
+	}
+}
+
+// Reply is an empty success response to m.
+func Reply(m *Message) *Message { return &Message{Header: Header{Op: m.Op, ID: m.ID}} }
+
+// Fail is m's error response.
+func Fail(m *Message, err error) *Message {
+	return &Message{Header: Header{Op: m.Op, ID: m.ID, Status: StatusOf(err)}, Payload: []byte(err.Error())}
+}
+
+// Protocol is the error for a malformed message.
+func Protocol(format string, args ...any) error {
+	return errs.New(errs.CorruptData, "protocol: "+format, args...)
+}
+
+// Alloc gives the buffer a payload of n bytes is read into (n bytes: read
+// whole; less capacity: grown as bytes arrive), or an error to refuse it.
+// It may set m.Release.
+type Alloc func(m *Message, n uint64) ([]byte, error)
+
+// Whole allocates every payload whole (a client reading its server).
+func Whole(_ *Message, n uint64) ([]byte, error) { return make([]byte, n), nil }
+
+// ReadMessage reads one message, checking every length against the limits
+// before trusting it and allocating only what alloc grants.
+func ReadMessage(r io.Reader, maxPayload uint64, alloc Alloc) (*Message, error) {
+	var hb [HeaderSize]byte
+	if _, err := io.ReadFull(r, hb[:]); err != nil {
+		return nil, err
+	}
+	m := &Message{}
+	m.Decode(hb[:])
+	if err := m.check(maxPayload); err != nil {
+		return nil, err
+	}
+	if m.KeyLen > 0 {
+		kb := make([]byte, m.KeyLen)
+		if _, err := io.ReadFull(r, kb); err != nil {
+			return nil, err
+		}
+		m.Key = string(kb)
+	}
+	n := m.PayloadLen()
+	if n == 0 {
+		return m, nil
+	}
+	buf, err := alloc(m, n)
+	if err != nil { // drop the payload without holding it
+		m.Refused = err
+		if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	if m.Payload, err = readPayload(r, buf[:0], n); err != nil {
+		m.Done()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (h *Header) check(maxPayload uint64) error {
+	switch n := h.PayloadLen(); {
+	case h.Op == 0 || h.Op >= opMax:
+		return Protocol("unknown op %d", h.Op)
+	case h.KeyLen > MaxKey:
+		return Protocol("key of %d bytes exceeds %d", h.KeyLen, MaxKey)
+	case n > maxPayload:
+		return Protocol("payload of %d bytes exceeds the limit of %d", n, maxPayload)
+	}
+	return nil
+}
+
+// readPayload reads n bytes into buf, growing it while its capacity is short.
+func readPayload(r io.Reader, buf []byte, n uint64) ([]byte, error) {
+	if uint64(cap(buf)) >= n {
+		buf = buf[:n]
+		_, err := io.ReadFull(r, buf)
+		return buf, err
+	}
+	for uint64(len(buf)) < n {
+		step := min(n-uint64(len(buf)), ReadStep)
+		if uint64(cap(buf)-len(buf)) < step {
+			nb := make([]byte, len(buf), min(n, uint64(cap(buf))*2+step))
+			copy(nb, buf)
+			buf = nb
+		}
+		got, err := io.ReadFull(r, buf[len(buf):len(buf)+int(step)])
+		buf = buf[:len(buf)+got]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// WriteMessage writes one message (header, key, payload) with a single
+// vectored write where the connection supports it; the payload is not copied.
+func WriteMessage(w io.Writer, m *Message) error {
+	var hb [HeaderSize + MaxKey]byte
+	h := m.Header.withPayload(m.Key, uint64(len(m.Payload)))
+	h.Encode(hb[:])
+	n := HeaderSize + copy(hb[HeaderSize:], m.Key)
+	if len(m.Payload) == 0 {
+		_, err := w.Write(hb[:n])
+		return err
+	}
+	bufs := net.Buffers{hb[:n], m.Payload}
+	_, err := bufs.WriteTo(w)
+	return err
+}
+
+// StatusErr turns a response's status and message into an error.
+func StatusErr(status uint8, msg []byte) error {
+	if status == 0 {
+		return nil
+	}
+	kind := errs.Kind(status - 1)
+	text := string(msg)
+	// the message already starts with the kind's name: keep it as the server wrote it
+	if len(text) > len(kind.String())+2 && text[:len(kind.String())] == kind.String() {
+		text = text[len(kind.String())+2:]
+	}
+	return &errs.Error{Kind: kind, Msg: text}
+}
+
+// StatusOf is the status byte for err.
+func StatusOf(err error) uint8 {
+	if err == nil {
+		return 0
+	}
+	return uint8(errs.KindOf(err)) + 1
+}

@@ -78,3 +78,12 @@ func TestCapHeap(t *testing.T) {
 		t.Fatalf("limit %d", got)
 	}
 }
+
+// TLS is for the tcp transport: asking a ucx node for it is an error, not
+// a node that serves in the clear.
+func TestTLSWithUCXIsInvalid(t *testing.T) {
+	_, err := Start(ServeOptions{Listen: "127.0.0.1:0", Transport: "ucx", TLSCert: "cert.pem", TLSKey: "key.pem"})
+	if !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -63,7 +63,6 @@ func TestStartServesAndPersists(t *testing.T) {
 	}
 }
 
-
 func TestCapHeap(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)

@@ -143,4 +143,3 @@ func CheckStreaming(t *testing.T, c *remote.Client, mem *store.Mem) {
 		t.Fatalf("commit after abort: %v", err)
 	}
 }
-

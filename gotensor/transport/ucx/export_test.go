@@ -2,7 +2,14 @@
 
 package ucx
 
-import "github.com/gotensor/gotensor/gotensor/transport/remote"
+import (
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
+)
 
 // Peers counts the server's endpoints.
 func Peers(s *Server) (n int) {
@@ -14,4 +21,29 @@ func Peers(s *Server) (n int) {
 func SendRaw(c *remote.Client, amID uint, hdr, payload []byte) {
 	l := c.Link().(*ucxLink)
 	l.w.call(func() { l.w.send(l.conn.ep, amID, hdr, payload, nil) })
+}
+
+// DialUnauthenticated opens an endpoint to addr that sends its hello and
+// nothing more: it never authenticates.
+func DialUnauthenticated(t testing.TB, addr, tls string) *remote.Client {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	l := &ucxLink{addr: addr, ip: host, cfg: ConfigFor(tls, addr), opts: remote.Options{Timeout: 5 * time.Second}}
+	l.port, _ = strconv.Atoi(port)
+	var err error
+	if l.w, err = startUCXWorker(l.cfg, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := l.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	select { // the server's hello: the endpoint is wired up
+	case <-cc.hs:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no server hello")
+	}
+	c := remote.New("ucx://"+addr, l)
+	t.Cleanup(func() { c.Close() })
+	return c
 }

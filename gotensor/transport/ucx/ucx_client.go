@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -45,8 +46,9 @@ type ucxLink struct {
 	mu     sync.Mutex // one connect at a time
 	closed bool
 
-	conn   *ucxConn // worker thread only
-	nextID uint64   // worker thread only
+	conn   *ucxConn                // worker thread only
+	ready  atomic.Pointer[ucxConn] // the authenticated connection, for any goroutine
+	nextID uint64                  // worker thread only
 }
 
 // ucxConn is one endpoint's life: its requests in flight and its handshake.
@@ -99,7 +101,7 @@ func Open(u *url.URL) (*remote.Client, error) {
 	if l.w, err = startUCXWorker(l.cfg, l, nil); err != nil {
 		return nil, err
 	}
-	if _, err := l.connect(); err != nil { // fail fast on a bad address or token
+	if _, err := l.connect(context.Background()); err != nil { // fail fast on a bad address or token
 		l.Close()
 		return nil, err
 	}
@@ -132,18 +134,34 @@ func (l *ucxLink) unavailable(err error) error {
 	return errs.Wrap(errs.Unavailable, err, "connection to gotensor server %s lost", l.addr)
 }
 
-func (l *ucxLink) connect() (*ucxConn, error) {
+// connect returns the link's connection, connecting and authenticating
+// first if there is none; an established one is found without the worker.
+func (l *ucxLink) connect(ctx context.Context) (*ucxConn, error) {
+	if cc := l.ready.Load(); cc != nil && !l.isDead(cc) {
+		return cc, nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
-	var cc *ucxConn
-	l.w.call(func() { cc = l.conn })
-	if cc != nil && !l.isDead(cc) {
+	if cc := l.ready.Load(); cc != nil && !l.isDead(cc) {
 		return cc, nil
 	}
-	cc = &ucxConn{pending: map[uint64]chan *wire.Message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
+	cc, err := l.dial()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.handshake(ctx, cc); err != nil {
+		return nil, err
+	}
+	l.ready.Store(cc)
+	return cc, nil
+}
+
+// dial opens an endpoint and sends the hello.
+func (l *ucxLink) dial() (*ucxConn, error) {
+	cc := &ucxConn{pending: map[uint64]chan *wire.Message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
 	hello := wire.Hello()
 	rc := C.int(C.UCS_ERR_CANCELED)
 	l.w.call(func() {
@@ -157,6 +175,11 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 	if rc != 0 {
 		return nil, errs.Wrap(errs.Unavailable, ucxStatus("connect", rc), "cannot reach gotensor server %s", l.addr)
 	}
+	return cc, nil
+}
+
+// handshake finishes docs/PROTOCOL.md's handshake on a dialled endpoint.
+func (l *ucxLink) handshake(ctx context.Context, cc *ucxConn) error {
 	timer := time.NewTimer(min(l.opts.Timeout, 10*time.Second))
 	defer timer.Stop()
 	recv := func() ([]byte, error) {
@@ -173,15 +196,18 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 		case <-timer.C:
 			l.w.call(func() { l.fail(cc, errs.New(errs.Timeout, "handshake timed out")) })
 			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.Timeout, 10*time.Second))
+		case <-ctx.Done():
+			l.w.call(func() { l.fail(cc, ctx.Err()) })
+			return nil, remote.CtxErr(ctx, wire.OpPing, l.addr)
 		}
 	}
-	abort := func(err error) (*ucxConn, error) {
+	abort := func(err error) error {
 		l.w.call(func() { l.fail(cc, err) })
-		return nil, err
+		return err
 	}
 	in, err := recv()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	proof, err := wire.Proof(in, l.opts.Token, l.addr)
 	if err != nil {
@@ -190,12 +216,12 @@ func (l *ucxLink) connect() (*ucxConn, error) {
 	l.w.run(func() { l.w.send(cc.ep, C.GT_AM_HANDSHAKE, proof, nil, l.sendFailed(cc)) })
 	verdict, err := recv()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := wire.CheckVerdict(verdict, l.addr); err != nil {
 		return abort(err)
 	}
-	return cc, nil
+	return nil
 }
 
 func (l *ucxLink) sendFailed(cc *ucxConn) func(C.int) {
@@ -289,7 +315,7 @@ func (l *ucxLink) Do(ctx context.Context, m *wire.Message) (*wire.Message, error
 
 // roundTrip sends one request and waits for its response.
 func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message, error) {
-	cc, err := l.connect()
+	cc, err := l.connect(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ package ucx
 import "C"
 
 import (
+	"log"
 	"os"
 	"runtime"
 	"strconv"
@@ -140,7 +141,7 @@ func (w *ucxWorker) loop() {
 		for {
 			select {
 			case f := <-w.cmds:
-				f()
+				w.protect(f)
 				busy = true
 			default:
 				break cmds
@@ -199,10 +200,21 @@ func (w *ucxWorker) run(f func()) bool {
 	return true
 }
 
+// protect runs f on the worker thread; a panic in it is logged and the
+// worker goes on (the caller of call sees f return).
+func (w *ucxWorker) protect(f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Printf("gotensor: ucx worker: recovered from a panic: %v", r)
+		}
+	}()
+	f()
+}
+
 // call runs f on the worker thread and waits for it.
 func (w *ucxWorker) call(f func()) bool {
 	done := make(chan struct{})
-	if !w.run(func() { f(); close(done) }) {
+	if !w.run(func() { defer close(done); f() }) {
 		return false
 	}
 	select {
@@ -268,8 +280,20 @@ func (w *ucxWorker) send(ep C.ucp_ep_h, amID uint, hdr, payload []byte, then fun
 	w.track(rc, id, pin, then)
 }
 
+// dispatch delivers one event; a panic while handling a message closes
+// that endpoint (its requests fail), and the worker goes on.
 func (w *ucxWorker) dispatch(e *C.gt_event) {
 	defer C.gt_free_event(e)
+	defer func() {
+		if r := recover(); r != nil {
+			err := errs.New(errs.Internal, "panic handling a ucx event: %v", r)
+			if e.kind == C.GT_EV_AM && e.ep != nil {
+				w.protect(func() { w.ev.onBadAM(e.ep, err) })
+				return
+			}
+			log.Printf("gotensor: ucx worker: %v", err)
+		}
+	}()
 	switch e.kind {
 	case C.GT_EV_DONE:
 		if f := w.ops[uint64(e.id)]; f != nil {

@@ -133,9 +133,10 @@ func (w *ucxWorker) loop() {
 	last := time.Now()
 	for {
 		busy := C.gt_progress(w.c) > 0
+		delivered := false
 		for e := C.gt_pop(w.c); e != nil; e = C.gt_pop(w.c) {
 			w.dispatch(e)
-			busy = true
+			busy, delivered = true, true
 		}
 	cmds:
 		for {
@@ -155,6 +156,10 @@ func (w *ucxWorker) loop() {
 		}
 		if busy {
 			last = time.Now()
+			if delivered {
+				// goroutines this thread readied sit on its P: let them run now
+				runtime.Gosched()
+			}
 			continue
 		}
 		if time.Since(last) < spin {

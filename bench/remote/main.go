@@ -51,10 +51,19 @@ func main() {
 	sizes := flag.String("sizes", "64MiB,1GiB", "throughput sizes")
 	latReps := flag.Int("lat-reps", 2000, "round trips per latency measurement")
 	passes := flag.Int("passes", 3, "passes over every case; each figure is the median of the passes' medians")
+	only := flag.String("transports", "tcp,ucx-tcp,ucx-sm,rss", "cases to run: tcp (with the Go echo), ucx-tcp, ucx-sm (with ucx_perftest), rss (node memory under load)")
+	capacity := flag.String("capacity", "2GiB", "serve: the node's capacity")
 	flag.Parse()
+	for _, c := range strings.Split(*only, ",") {
+		cases[c] = true
+	}
 	switch *role {
 	case "serve":
-		n, err := node.Start(node.ServeOptions{Listen: *listen, Transport: *kind, Capacity: 2 << 30, CapHeap: true})
+		capBytes, err := store.ParseSize(*capacity)
+		if err != nil {
+			log.Fatal(err)
+		}
+		n, err := node.Start(node.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, CapHeap: true})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -108,8 +117,17 @@ func combine(runs [][]record) []record {
 	return order
 }
 
+// cases are the -transports chosen.
+var cases = map[string]bool{}
+
 // child starts this binary in a role and returns its address.
 func child(env []string, args ...string) (string, func()) {
+	addr, _, stop := childPID(env, args...)
+	return addr, stop
+}
+
+// childPID is child that also returns the process id.
+func childPID(env []string, args ...string) (string, int, func()) {
 	self, _ := os.Executable()
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), env...)
@@ -123,7 +141,7 @@ func child(env []string, args ...string) (string, func()) {
 	if err != nil {
 		log.Fatalf("%v: %v", args, err)
 	}
-	return strings.TrimSpace(line), func() { in.Close(); cmd.Wait() }
+	return strings.TrimSpace(line), cmd.Process.Pid, func() { in.Close(); cmd.Wait() }
 }
 
 func median(xs []float64) float64 {
@@ -352,19 +370,27 @@ func firstTouch(sizes []int64) []record {
 
 func bench(sizes []int64, latReps int) []record {
 	recs := firstTouch(sizes)
-	addr, stop := child(nil, "-role", "echo")
-	recs = append(recs, echoCase(addr, sizes, latReps)...)
-	stop()
-	addr, stop = child(nil, "-role", "serve", "-transport", "tcp")
-	recs = append(recs, storeCase("gotensor", "tcp", "tcp://"+addr, sizes, latReps)...)
-	stop()
+	if cases["tcp"] {
+		addr, stop := child(nil, "-role", "echo")
+		recs = append(recs, echoCase(addr, sizes, latReps)...)
+		stop()
+		addr, stop = child(nil, "-role", "serve", "-transport", "tcp")
+		recs = append(recs, storeCase("gotensor", "tcp", "tcp://"+addr, sizes, latReps)...)
+		stop()
+	}
+	if cases["rss"] {
+		recs = append(recs, rssCase()...)
+	}
 	if !ucx.Built {
 		log.Print("built without UCX: ucx cases skipped (go build -tags ucx)")
 		return recs
 	}
 	port := 13400 + os.Getpid()%1000
 	for _, c := range []struct{ tr, tls string }{{"ucx-tcp", "tcp"}, {"ucx-sm", "sm,tcp"}} {
-		addr, stop = child([]string{"UCX_TLS=" + c.tls}, "-role", "serve", "-transport", "ucx")
+		if !cases[c.tr] {
+			continue
+		}
+		addr, stop := child([]string{"UCX_TLS=" + c.tls}, "-role", "serve", "-transport", "ucx")
 		url := "ucx://" + addr + "?transports=" + c.tls
 		recs = append(recs, storeCase("gotensor", c.tr, url, sizes, latReps)...)
 		recs = append(recs, storeCase("gotensor one-sided", c.tr, url+"&rma=1MiB", sizes, latReps)...)

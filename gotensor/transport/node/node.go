@@ -75,12 +75,14 @@ func CheckListenAddr(addr string, token []byte) error {
 // capHeap gives a node process with a capacity a soft Go heap limit just
 // above it (unless GOMEMLIMIT is set): the runtime then collects and reuses the
 // buffers of replaced frames instead of growing to twice the capacity, and
-// new frames land in memory that is already mapped.
+// new frames land in memory that is already mapped. The node's budget keeps
+// what it stores plus what it is receiving within the capacity, so the
+// headroom only holds garbage waiting for the collector and the runtime.
 func capHeap(capacity int64) {
 	if capacity <= 0 || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := capacity + capacity/8 + 256<<20
+	limit := capacity + max(capacity/32, 16<<20)
 	if cur := debug.SetMemoryLimit(-1); cur < limit || cur == math.MaxInt64 {
 		debug.SetMemoryLimit(limit)
 	}

@@ -3,6 +3,7 @@
 package serve
 
 import (
+	"context"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -14,12 +15,15 @@ import (
 // (payloads being read, streamed parts held until their commit), shared by
 // every connection of every transport. With a capacity, those bytes count
 // with what the store holds: a payload that would take the node past its
-// capacity is refused (StoreFull) before any of it is allocated. Without
+// capacity is refused (StoreFull) before any of it is allocated. A payload
+// that replaces a key may use the room of the frame it replaces (both are
+// held while it arrives: the one overshoot the budget allows). Without
 // one, payloads are allocated whole while less than Prealloc is held, and
 // grow as their bytes arrive beyond it.
 type Budget struct {
 	capacity int64
 	stored   func() int64
+	size     func(key string) int64 // of the frame under key (0: none)
 	mu       sync.Mutex
 	held     int64
 }
@@ -29,14 +33,36 @@ const Prealloc = 4 << 30
 
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
-	return &Budget{capacity: capacity, stored: func() int64 { return st.Usage().Bytes }}
+	return &Budget{capacity: capacity, stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
+		_, n, err := st.Head(context.Background(), key, 0)
+		if err != nil {
+			return 0
+		}
+		return n
+	}}
 }
 
 // Reserve holds n bytes; release gives them back (once).
-func (b *Budget) Reserve(n uint64) (release func(), err error) {
+func (b *Budget) Reserve(n uint64) (release func(), err error) { return b.reserve(n, "") }
+
+// ReserveFor holds n bytes of m's payload; a put (whole, in parts or
+// one-sided) may use the room of the frame it replaces.
+func (b *Budget) ReserveFor(m *wire.Message, n uint64) (release func(), err error) {
+	switch m.Op {
+	case wire.OpPut, wire.OpPutPart, wire.OpPutRMA:
+		return b.reserve(n, m.Key)
+	}
+	return b.reserve(n, "")
+}
+
+func (b *Budget) reserve(n uint64, key string) (release func(), err error) {
 	b.mu.Lock()
 	if b.capacity > 0 {
-		if stored := b.stored(); int64(n) > b.capacity-stored-b.held {
+		stored := b.stored()
+		if int64(n) > b.capacity-stored-b.held && key != "" {
+			stored -= b.size(key)
+		}
+		if int64(n) > b.capacity-stored-b.held {
 			held := b.held
 			b.mu.Unlock()
 			return nil, errs.New(errs.StoreFull, "node full: %d bytes stored and %d being received, %d more would pass the capacity of %d",
@@ -65,7 +91,7 @@ func (b *Budget) Held() int64 {
 // Alloc is a wire.Alloc drawing on the budget: the payload's buffer, whole
 // while the budget allows it.
 func (b *Budget) Alloc(m *wire.Message, n uint64) ([]byte, error) {
-	release, err := b.Reserve(n)
+	release, err := b.ReserveFor(m, n)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"net/url"
 	"os"
@@ -228,6 +229,9 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 		cc.fail(err)
 		if ctx.Err() != nil {
 			return nil, remote.CtxErr(ctx, m.Op, l.addr)
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, errs.Wrap(errs.Timeout, err, "%s: could not send to %s in time", m.Op, l.addr)
 		}
 		return nil, lost()
 	}

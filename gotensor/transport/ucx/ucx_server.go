@@ -192,7 +192,7 @@ func (s *Server) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]b
 		s.onBadAM(ep, err)
 		return nil, nil, false
 	}
-	release, err := s.cfg.Budget.Reserve(n)
+	release, err := s.cfg.Budget.ReserveFor(m, n)
 	if err != nil {
 		m.Refused = err
 		s.serveMessage(p, m)
@@ -227,7 +227,7 @@ func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release fun
 	}
 	m.Payload, m.Release = payload, release
 	if release == nil && len(payload) > 0 { // eager: UCX already holds it, the budget still counts it
-		if m.Release, err = s.cfg.Budget.Reserve(uint64(len(payload))); err != nil {
+		if m.Release, err = s.cfg.Budget.ReserveFor(m, uint64(len(payload))); err != nil {
 			m.Payload, m.Refused = nil, err
 		}
 	}
@@ -378,7 +378,7 @@ func (s *Server) putRMA(p *ucxPeer, m *wire.Message) *wire.Message {
 	if err != nil {
 		return wire.Fail(m, err)
 	}
-	release, err := s.cfg.Budget.Reserve(d.Length)
+	release, err := s.cfg.Budget.ReserveFor(m, d.Length)
 	if err != nil {
 		return wire.Fail(m, err)
 	}

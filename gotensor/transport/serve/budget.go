@@ -24,6 +24,7 @@ type Budget struct {
 	capacity int64
 	stored   func() int64
 	size     func(key string) int64 // of the frame under key (0: none)
+	lender   frameLender            // nil: payloads get new memory
 	mu       sync.Mutex
 	held     int64
 }
@@ -31,9 +32,17 @@ type Budget struct {
 // Prealloc bounds what an unbounded node allocates ahead of the bytes.
 const Prealloc = 4 << 30
 
+// frameLender is a store that lends the memory of dropped frames for the
+// frames it will be given.
+type frameLender interface {
+	LendFrame(n int) []byte
+	ReturnFrame(b []byte)
+}
+
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
-	return &Budget{capacity: capacity, stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
+	lender, _ := st.(frameLender)
+	return &Budget{capacity: capacity, lender: lender, stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
 		_, n, err := st.Head(context.Background(), key, 0)
 		if err != nil {
 			return 0
@@ -98,6 +107,10 @@ func (b *Budget) Alloc(m *wire.Message, n uint64) ([]byte, error) {
 	m.Release = release
 	if b.capacity == 0 && b.Held() > Prealloc {
 		return make([]byte, 0, min(n, wire.ReadStep)), nil
+	}
+	if b.lender != nil && m.Op == wire.OpPut { // a whole frame: receive it into the store's own memory
+		m.Lent = b.lender.ReturnFrame
+		return b.lender.LendFrame(int(n))[:n], nil
 	}
 	return make([]byte, n), nil
 }

@@ -11,8 +11,13 @@ import (
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
+// leaser is a store that lends a frame until release instead of giving it away.
+type leaser interface {
+	Lease(ctx context.Context, key string) (b []byte, release func(), err error)
+}
+
 // Handle serves one request from st; a panic in the store becomes the
-// request's Internal error.
+// request's Internal error. The sender calls resp.Done once resp is sent.
 func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Message) {
 	defer Recover(m, &resp)
 	if m.Refused != nil {
@@ -24,9 +29,20 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 	case wire.OpPing:
 	case wire.OpPut:
 		if err := st.Put(ctx, m.Key, m.Payload); err != nil {
+			if m.Lent != nil {
+				m.Lent(m.Payload)
+			}
 			return fail(err)
 		}
 	case wire.OpGet:
+		if l, ok := st.(leaser); ok { // the frame stays the store's: it may reuse it once sent
+			b, release, err := l.Lease(ctx, m.Key)
+			if err != nil {
+				return fail(err)
+			}
+			resp.Payload, resp.Release = b, release
+			return resp
+		}
 		b, err := st.Get(ctx, m.Key)
 		if err != nil {
 			return fail(err)

@@ -120,6 +120,7 @@ func (s *Server) serveConn(c net.Conn) {
 	send := func(resp *wire.Message) error {
 		wmu.Lock()
 		defer wmu.Unlock()
+		defer resp.Done()
 		return wire.WriteMessage(c, resp)
 	}
 	ctx := context.Background()

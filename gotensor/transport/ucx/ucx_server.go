@@ -263,6 +263,7 @@ func (s *Server) serveMessage(p *ucxPeer, m *wire.Message) {
 // send posts resp to p; worker thread only.
 func (s *Server) send(p *ucxPeer, resp *wire.Message) {
 	s.w.send(p.ep, C.GT_AM_MSG, wire.AMHeader(resp, len(resp.Payload)), resp.Payload, func(status C.int) {
+		resp.Done()
 		if status != 0 {
 			s.onBadAM(p.ep, ucxStatus("send", status))
 		}
@@ -270,12 +271,15 @@ func (s *Server) send(p *ucxPeer, resp *wire.Message) {
 }
 
 func (s *Server) reply(p *ucxPeer, resp *wire.Message) {
-	s.w.run(func() {
+	if !s.w.run(func() {
 		if s.peers[p.ep] != p {
+			resp.Done()
 			return // the client is gone
 		}
 		s.send(p, resp)
-	})
+	}) {
+		resp.Done()
+	}
 }
 
 // handshake is docs/PROTOCOL.md's, each step one active message.

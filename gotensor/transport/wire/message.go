@@ -87,8 +87,12 @@ type Message struct {
 	// Refused is set when the receiver would not hold the payload (it was
 	// read and dropped): the request is answered with this error.
 	Refused error
-	// Release returns what the payload holds of the receiver's budget (nil: nothing).
+	// Release returns what the payload holds of the receiver's budget, or
+	// (a response) the lease on the stored frame it carries; nil: nothing.
 	Release func()
+	// Lent takes back a payload buffer the store lent, when the store did
+	// not keep it (nil: the buffer is the garbage collector's).
+	Lent func(b []byte)
 }
 
 // Done releases m's hold on the receiver's budget, once.
@@ -152,6 +156,9 @@ func ReadMessage(r io.Reader, maxPayload uint64, alloc Alloc) (*Message, error) 
 		return m, nil
 	}
 	if m.Payload, err = readPayload(r, buf[:0], n); err != nil {
+		if m.Lent != nil {
+			m.Lent(buf)
+		}
 		m.Done()
 		return nil, err
 	}

@@ -61,6 +61,11 @@ type Client struct {
 	link Link
 }
 
+var _ interface {
+	store.Store
+	store.Streamer
+} = (*Client)(nil)
+
 // New is the store at url over link.
 func New(url string, link Link) *Client { return &Client{url: url, link: link} }
 

@@ -180,7 +180,7 @@ func (l *ucxLink) dial() (*ucxConn, error) {
 
 // handshake finishes docs/PROTOCOL.md's handshake on a dialled endpoint.
 func (l *ucxLink) handshake(ctx context.Context, cc *ucxConn) error {
-	timer := time.NewTimer(min(l.opts.Timeout, 10*time.Second))
+	timer := time.NewTimer(min(l.opts.Timeout, wire.HandshakeTimeout))
 	defer timer.Stop()
 	recv := func() ([]byte, error) {
 		select {
@@ -195,7 +195,7 @@ func (l *ucxLink) handshake(ctx context.Context, cc *ucxConn) error {
 			return nil, errs.Wrap(errs.Unavailable, cc.err, "cannot reach gotensor server %s", l.addr)
 		case <-timer.C:
 			l.w.call(func() { l.fail(cc, errs.New(errs.Timeout, "handshake timed out")) })
-			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.Timeout, 10*time.Second))
+			return nil, errs.New(errs.Unavailable, "cannot reach gotensor server %s: no handshake within %v", l.addr, min(l.opts.Timeout, wire.HandshakeTimeout))
 		case <-ctx.Done():
 			l.w.call(func() { l.fail(cc, ctx.Err()) })
 			return nil, remote.CtxErr(ctx, wire.OpPing, l.addr)

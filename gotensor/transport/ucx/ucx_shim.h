@@ -1,6 +1,6 @@
 //go:build ucx
 
-// UCX shim for gotensor/transport. Every UCX callback lives here and only
+// UCX shim for gotensor/transport/ucx. Every UCX callback lives here and only
 // queues an event; Go drains the queue on the one thread that owns the
 // worker (see ucx_worker.go). Nothing here is thread-safe except gt_wake.
 #ifndef GT_UCX_SHIM_H

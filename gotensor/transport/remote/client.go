@@ -146,11 +146,10 @@ func (c *Client) Close() error {
 }
 
 // Await waits for the response on ch, the connection's end (dead), the
-// timeout or ctx; forget drops the pending request when the caller gives up.
-func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timeout time.Duration, op wire.Op, addr string,
-	lost func() error, forget func()) (*wire.Message, error) {
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+// call's timer (of timeout) or ctx; forget drops the pending request when
+// the caller gives up.
+func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timer <-chan time.Time, timeout time.Duration,
+	op wire.Op, addr string, lost func() error, forget func()) (*wire.Message, error) {
 	select {
 	case resp := <-ch:
 		if resp.Status != 0 {
@@ -159,7 +158,7 @@ func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timeo
 		return resp, nil
 	case <-dead:
 		return nil, lost()
-	case <-timer.C:
+	case <-timer:
 		forget()
 		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", op, addr, timeout)
 	case <-ctx.Done():

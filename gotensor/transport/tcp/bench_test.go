@@ -50,3 +50,15 @@ func BenchmarkReadTensor256MiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRoundTrip4KiB: one 4 KiB get at a time from a tcp node.
+func BenchmarkRoundTrip4KiB(b *testing.B) {
+	_, addr := startServer(b, "", 0)
+	c := dial(b, addr, "")
+	c.Put(ctx, "k", make([]byte, 4096))
+	for b.Loop() {
+		if _, err := c.Get(ctx, "k"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

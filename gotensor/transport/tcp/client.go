@@ -90,6 +90,7 @@ type link struct {
 type conn struct {
 	c       net.Conn
 	wmu     chan struct{} // one writer at a time; waiting honours the caller's context
+	w       *wire.Writer  // under wmu
 	pmu     sync.Mutex
 	pending map[uint64]chan *wire.Message
 	nextID  atomic.Uint64
@@ -133,7 +134,7 @@ func (l *link) connect() (*conn, error) {
 		nc.Close()
 		return nil, err
 	}
-	cc := &conn{c: nc, wmu: make(chan struct{}, 1), pending: map[uint64]chan *wire.Message{}, dead: make(chan struct{})}
+	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), pending: map[uint64]chan *wire.Message{}, dead: make(chan struct{})}
 	go cc.readLoop()
 	l.conn = cc
 	return cc, nil
@@ -145,9 +146,9 @@ func (cc *conn) readLoop() {
 			cc.fail(errs.New(errs.Internal, "panic reading responses: %v", r))
 		}
 	}()
-	r := bufio.NewReaderSize(cc.c, 256<<10)
+	r := wire.NewReader(bufio.NewReaderSize(cc.c, 256<<10))
 	for {
-		m, err := wire.ReadMessage(r, wire.DefaultMaxMessage, wire.Whole)
+		m, err := r.Read(wire.DefaultMaxMessage, wire.Whole)
 		if err != nil {
 			cc.fail(err)
 			return
@@ -205,24 +206,29 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	wait := time.NewTimer(time.Until(deadline))
+	timer := time.NewTimer(time.Until(deadline)) // one for every wait of this call
+	defer timer.Stop()
 	select {
-	case cc.wmu <- struct{}{}:
-		wait.Stop()
-	case <-cc.dead:
-		wait.Stop()
-		return nil, lost()
-	case <-ctx.Done():
-		wait.Stop()
-		cc.forget(m.ID)
-		return nil, remote.CtxErr(ctx, m.Op, l.addr)
-	case <-wait.C:
-		cc.forget(m.ID)
-		return nil, errs.New(errs.Timeout, "%s: could not send to %s within %v", m.Op, l.addr, l.opts.Timeout)
+	case cc.wmu <- struct{}{}: // the writer's turn, at once when no one else writes
+	default:
+		select {
+		case cc.wmu <- struct{}{}:
+		case <-cc.dead:
+			return nil, lost()
+		case <-ctx.Done():
+			cc.forget(m.ID)
+			return nil, remote.CtxErr(ctx, m.Op, l.addr)
+		case <-timer.C:
+			cc.forget(m.ID)
+			return nil, errs.New(errs.Timeout, "%s: could not send to %s within %v", m.Op, l.addr, l.opts.Timeout)
+		}
 	}
 	cc.c.SetWriteDeadline(deadline)
-	stop := context.AfterFunc(ctx, func() { cc.c.SetWriteDeadline(time.Now()) })
-	err = wire.WriteMessage(cc.c, m)
+	stop := func() bool { return false }
+	if ctx.Done() != nil { // a cancelled call cuts its write short
+		stop = context.AfterFunc(ctx, func() { cc.c.SetWriteDeadline(time.Now()) })
+	}
+	err = cc.w.Write(m)
 	stop()
 	<-cc.wmu
 	if err != nil {
@@ -235,7 +241,7 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 		}
 		return nil, lost()
 	}
-	return remote.Await(ctx, ch, cc.dead, time.Until(deadline), m.Op, l.addr, lost, func() { cc.forget(m.ID) })
+	return remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr, lost, func() { cc.forget(m.ID) })
 }
 
 func (l *link) Close() {

@@ -113,7 +113,8 @@ func (s *Server) serveConn(c net.Conn) {
 		s.cfg.Logf("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
 		return
 	}
-	r := bufio.NewReaderSize(c, 256<<10)
+	r := wire.NewReader(bufio.NewReaderSize(c, 256<<10))
+	w := wire.NewWriter(c)
 	var wmu sync.Mutex
 	sem := make(chan struct{}, s.cfg.MaxInflight)
 	inline := store.IsNonblocking(s.cfg.Store)
@@ -121,11 +122,11 @@ func (s *Server) serveConn(c net.Conn) {
 		wmu.Lock()
 		defer wmu.Unlock()
 		defer resp.Done()
-		return wire.WriteMessage(c, resp)
+		return w.Write(resp)
 	}
 	ctx := context.Background()
 	for {
-		m, err := wire.ReadMessage(r, s.cfg.MaxMessage, s.cfg.Budget.Alloc)
+		m, err := r.Read(s.cfg.MaxMessage, s.cfg.Budget.Alloc)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)

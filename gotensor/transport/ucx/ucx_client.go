@@ -332,7 +332,9 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message
 	if !ok {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
-	return remote.Await(ctx, ch, cc.dead, l.opts.Timeout, m.Op, l.addr,
+	timer := time.NewTimer(l.opts.Timeout)
+	defer timer.Stop()
+	return remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr,
 		func() error { return l.unavailable(cc.err) },
 		func() { l.w.run(func() { delete(cc.pending, m.ID) }) })
 }

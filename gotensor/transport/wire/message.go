@@ -124,20 +124,35 @@ type Alloc func(m *Message, n uint64) ([]byte, error)
 // Whole allocates every payload whole (a client reading its server).
 func Whole(_ *Message, n uint64) ([]byte, error) { return make([]byte, n), nil }
 
-// ReadMessage reads one message, checking every length against the limits
-// before trusting it and allocating only what alloc grants.
+// Reader reads messages from one connection, reusing its scratch space.
+type Reader struct {
+	r       io.Reader
+	scratch [HeaderSize + MaxKey]byte
+}
+
+// NewReader reads messages from r.
+func NewReader(r io.Reader) *Reader { return &Reader{r: r} }
+
+// ReadMessage reads one message from r (see Reader.Read).
 func ReadMessage(r io.Reader, maxPayload uint64, alloc Alloc) (*Message, error) {
-	var hb [HeaderSize]byte
-	if _, err := io.ReadFull(r, hb[:]); err != nil {
+	return NewReader(r).Read(maxPayload, alloc)
+}
+
+// Read reads one message, checking every length against the limits before
+// trusting it and allocating only what alloc grants.
+func (rd *Reader) Read(maxPayload uint64, alloc Alloc) (*Message, error) {
+	r := rd.r
+	hb := rd.scratch[:HeaderSize]
+	if _, err := io.ReadFull(r, hb); err != nil {
 		return nil, err
 	}
 	m := &Message{}
-	m.Decode(hb[:])
+	m.Decode(hb)
 	if err := m.check(maxPayload); err != nil {
 		return nil, err
 	}
 	if m.KeyLen > 0 {
-		kb := make([]byte, m.KeyLen)
+		kb := rd.scratch[HeaderSize : HeaderSize+int(m.KeyLen)]
 		if _, err := io.ReadFull(r, kb); err != nil {
 			return nil, err
 		}
@@ -200,19 +215,33 @@ func readPayload(r io.Reader, buf []byte, n uint64) ([]byte, error) {
 	return buf, nil
 }
 
-// WriteMessage writes one message (header, key, payload) with a single
-// vectored write where the connection supports it; the payload is not copied.
-func WriteMessage(w io.Writer, m *Message) error {
-	var hb [HeaderSize + MaxKey]byte
+// Writer writes messages to one connection (one at a time), reusing its
+// scratch space.
+type Writer struct {
+	w    io.Writer
+	hb   [HeaderSize + MaxKey]byte
+	bufs net.Buffers
+}
+
+// NewWriter writes messages to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// WriteMessage writes one message to w (see Writer.Write).
+func WriteMessage(w io.Writer, m *Message) error { return NewWriter(w).Write(m) }
+
+// Write sends one message (header, key, payload) with a single vectored
+// write where the connection supports it; the payload is not copied.
+func (wr *Writer) Write(m *Message) error {
 	h := m.Header.withPayload(m.Key, uint64(len(m.Payload)))
-	h.Encode(hb[:])
-	n := HeaderSize + copy(hb[HeaderSize:], m.Key)
+	h.Encode(wr.hb[:])
+	n := HeaderSize + copy(wr.hb[HeaderSize:], m.Key)
 	if len(m.Payload) == 0 {
-		_, err := w.Write(hb[:n])
+		_, err := wr.w.Write(wr.hb[:n])
 		return err
 	}
-	bufs := net.Buffers{hb[:n], m.Payload}
-	_, err := bufs.WriteTo(w)
+	wr.bufs = append(wr.bufs[:0], wr.hb[:n], m.Payload)
+	bufs := wr.bufs // WriteTo consumes what it is given
+	_, err := bufs.WriteTo(wr.w)
 	return err
 }
 

@@ -15,6 +15,7 @@ package engine
 /*
 #cgo CFLAGS: -DDOCA_ALLOW_EXPERIMENTAL_API -Werror=implicit-function-declaration
 #include <stdlib.h>
+#include <doca_ctx.h>
 #include "doca_engine.h"
 */
 import "C"

@@ -18,6 +18,7 @@ extern "C" {
 #define DOCA_VERSION_MAJOR 2
 #define DOCA_VERSION_MINOR 7
 #define DOCA_VERSION_PATCH 0
+#define DOCA_VERSION_STRING "2.7.0-gotensor-fake"
 
 typedef enum doca_error {
 	DOCA_SUCCESS = 0,

@@ -42,7 +42,7 @@ doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1
 	$(GO) vet -tags '$(DOCA_FAKE_TAGS)' ./gotensor/engine
 	$(GO) build -tags '$(DOCA_FAKE_TAGS)' ./...
 	$(GO) test -tags '$(DOCA_FAKE_TAGS)' -race -count=1 ./gotensor/engine
-	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/codec ./gotensor/frame
+	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/engine ./gotensor/codec ./gotensor/frame
 	mkdir -p build
 	$(CC) $(DOCA_FAKE_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 		-o build/doca_leak_test gotensor/engine/fakedoca/leak_test.c gotensor/engine/doca_engine.c \

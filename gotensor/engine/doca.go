@@ -10,6 +10,10 @@
 // cannot take (too large, a capability it lacks, a failed or timed-out
 // task, a stopped context) is done in software and counted; a stopped
 // context is restarted. The C half is doca_engine.c.
+//
+// The device reports no count of input consumed, so bytes after the end of
+// a DEFLATE stream go unnoticed here (software rejects them); the Adler-32
+// the codec checks and the frame's chunk CRC still hold.
 package engine
 
 /*

@@ -8,6 +8,7 @@ import (
 	"hash/adler32"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -314,4 +315,28 @@ func TestDOCACloseWhileBusy(t *testing.T) {
 	if got := FakeGetStats().Live; got != live {
 		t.Fatalf("%d DOCA objects left after Close", got-live)
 	}
+}
+
+// Opening at init fails visibly: DOCAStatus keeps the typed error.
+func TestDOCAStatusKeepsOpenError(t *testing.T) {
+	FakeReset()
+	_, err := OpenDOCA("0000:99:00.0", DOCAOptions{})
+	setDOCAStatus("", err)
+	defer setDOCAStatus("off (GOTENSOR_DOCA_PCI is not set)", nil)
+	msg, got := DOCAStatus()
+	if !errs.Is(got, errs.Unavailable) || msg != err.Error() {
+		t.Fatalf("status %q, %v", msg, got)
+	}
+}
+
+// With GOTENSOR_DOCA_PCI set (make doca-fake-test), init opened the device.
+func TestDOCAInitFromEnv(t *testing.T) {
+	if os.Getenv("GOTENSOR_DOCA_PCI") == "" {
+		t.Skip("GOTENSOR_DOCA_PCI is not set")
+	}
+	msg, err := DOCAStatus()
+	if _, ok := Current().(*DOCA); !ok || err != nil {
+		t.Fatalf("engine %s, status %q: %v", Current().Name(), msg, err)
+	}
+	t.Log(msg)
 }

@@ -37,6 +37,9 @@ type FakeStats struct {
 	MaxInFlight int64
 	CtxStarts   int64
 	BadAccess   int64 // tasks whose destination was not mapped writable
+	SrcWritable int64 // tasks whose source the device could write
+	Oversize    int64 // submissions over the device's maximum buffer
+	MMaps       int64 // mmaps created
 }
 
 // FakeReset restores one device at FakePCI with every capability, 2 MiB
@@ -61,5 +64,6 @@ func FakeGetStats() FakeStats {
 	var s C.fakedoca_stats
 	C.fakedoca_get_stats(&s)
 	return FakeStats{int64(s.live), int64(s.tasks), int64(s.done), int64(s.failed), int64(s.flushed),
-		int64(s.max_inflight), int64(s.ctx_starts), int64(s.bad_access)}
+		int64(s.max_inflight), int64(s.ctx_starts), int64(s.bad_access), int64(s.src_writable), int64(s.oversize),
+		int64(s.mmaps)}
 }

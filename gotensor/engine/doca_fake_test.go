@@ -93,7 +93,11 @@ func TestDOCAOffloads(t *testing.T) {
 	if st := d.Stats(); st.Tasks != 3 || st.Fallbacks != 0 {
 		t.Fatalf("stats %+v", st)
 	}
-	if fs := FakeGetStats(); fs.Tasks != 3 || fs.BadAccess != 0 {
+	// buffers registered once, sources read-only
+	for i := 0; i < 5; i++ {
+		inflateOK(t, d, sample(100<<10, uint64(100+i)))
+	}
+	if fs := FakeGetStats(); fs.Tasks != 8 || fs.BadAccess != 0 || fs.SrcWritable != 0 || fs.MMaps != 2 {
 		t.Fatalf("fake %+v", fs)
 	}
 }
@@ -213,8 +217,8 @@ func TestDOCAMaxBufferSize(t *testing.T) {
 	if st := d.Stats(); st.Tasks != 1 || st.TooLarge != 2 {
 		t.Fatalf("stats %+v", st)
 	}
-	if FakeGetStats().Tasks != 1 {
-		t.Fatal("a task over the maximum buffer reached the device")
+	if fs := FakeGetStats(); fs.Tasks != 1 || fs.Oversize != 0 {
+		t.Fatalf("a task over the maximum buffer reached the device: %+v", fs)
 	}
 }
 

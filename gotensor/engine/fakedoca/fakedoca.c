@@ -243,6 +243,9 @@ doca_error_t doca_dev_close(struct doca_dev *dev)
 doca_error_t doca_mmap_create(struct doca_mmap **m)
 {
 	*m = NEW(struct doca_mmap);
+	LOCK();
+	fk.st.mmaps++;
+	UNLOCK();
 	(*m)->access = DOCA_ACCESS_FLAG_LOCAL_READ_ONLY;
 	return DOCA_SUCCESS;
 }
@@ -543,13 +546,17 @@ doca_error_t doca_task_submit(struct doca_task *t)
 	uint64_t max = max_buf(&c->dev->info, cap[t->kind]);
 	if (c->ctx.state != DOCA_CTX_STATE_RUNNING) err = DOCA_ERROR_BAD_STATE;
 	else if (t->submitted) err = DOCA_ERROR_IN_USE;
-	else if (t->src->data_len > max || t->dst->len > max) err = DOCA_ERROR_INVALID_VALUE;
+	else if (t->src->data_len > max || t->dst->len > max) {
+		fk.st.oversize++;
+		err = DOCA_ERROR_INVALID_VALUE;
+	}
 	if (err != DOCA_SUCCESS) {
 		UNLOCK();
 		return err;
 	}
 	t->submitted = 1;
 	fk.st.tasks++;
+	if (t->src->mmap->access & DOCA_ACCESS_FLAG_LOCAL_READ_WRITE) fk.st.src_writable++;
 	if (fk.fail > 0) {
 		fk.fail--;
 		t->status = DOCA_ERROR_IO_FAILED;

@@ -23,6 +23,9 @@ typedef struct {
 	long max_inflight;	/* most tasks in flight at once */
 	long ctx_starts;
 	long bad_access;	/* tasks whose destination mmap was not writable */
+	long src_writable;	/* tasks whose source mmap the device could write */
+	long oversize;		/* submissions over the device's maximum buffer (refused) */
+	long mmaps;		/* mmaps created */
 } fakedoca_stats;
 
 /* back to one device "0000:3b:00.0" with every capability, 2 MiB buffers,

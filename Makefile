@@ -35,7 +35,8 @@ go-test:
 
 # The DOCA engine against gotensor's fake DOCA (gotensor/engine/fakedoca:
 # zlib and liblz4, fault injection): its Go tests, the codec and frame tests
-# with every chunk through it, and its C half under AddressSanitizer.
+# with every chunk through it, its C half under AddressSanitizer, and the
+# check that the real-SDK build compiles and links (against the fake's headers).
 DOCA_FAKE_TAGS := doca fakedoca
 DOCA_FAKE_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Werror=implicit-function-declaration -Igotensor/engine/fakedoca/include
 doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1g-dev, liblz4-dev)
@@ -48,6 +49,7 @@ doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1
 		-o build/doca_leak_test gotensor/engine/fakedoca/leak_test.c gotensor/engine/doca_engine.c \
 		gotensor/engine/fakedoca/fakedoca.c -lz -llz4 -lpthread
 	ASAN_OPTIONS=detect_leaks=1 build/doca_leak_test
+	tools/doca-check.sh gotensor/engine/fakedoca/include   # the real-SDK build (doca, not fakedoca) compiles and links
 
 DOCA_INCLUDE ?= /opt/mellanox/doca/include
 doca-check:         ## compile and link the doca build against real DOCA headers (DOCA_INCLUDE=dir)

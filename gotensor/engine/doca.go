@@ -350,7 +350,10 @@ func (d *DOCA) restart() string {
 			return "stopping the context: " + C.GoString(C.doca_error_get_descr(rc))
 		}
 	}
-	if !d.progressUntilIdle(time.Now().Add(d.opt.Timeout)) {
+	if !d.progressUntilIdle(time.Now().Add(d.opt.Timeout), false) {
+		if d.closed {
+			return "closed"
+		}
 		return "the context did not stop in " + d.opt.Timeout.String()
 	}
 	kept := d.lost[:0]
@@ -369,10 +372,14 @@ func (d *DOCA) restart() string {
 }
 
 // progressUntilIdle polls until the context is idle; mu is held on entry
-// and exit and dropped while sleeping.
-func (d *DOCA) progressUntilIdle(deadline time.Time) bool {
+// and exit and dropped while sleeping. A restart (closing false) gives up
+// when Close begins, which waits for it.
+func (d *DOCA) progressUntilIdle(deadline time.Time, closing bool) bool {
 	pause := time.Microsecond
 	for {
+		if d.closed && !closing {
+			return false
+		}
 		C.gt_doca_progress(d.g)
 		if C.gt_doca_state(d.g) == C.DOCA_CTX_STATE_IDLE {
 			return true
@@ -425,10 +432,10 @@ func (d *DOCA) Close() error {
 		C.gt_doca_stop(d.g)
 	}
 	deadline := time.Now().Add(d.opt.Timeout)
-	if !d.progressUntilIdle(deadline) {
+	if !d.progressUntilIdle(deadline, true) {
 		return errs.New(errs.Timeout, "DOCA: closing %s: tasks still in flight after %s", d.pci, d.opt.Timeout)
 	}
-	for d.active > 0 { // their tasks are flushed: they are copying out or leaving
+	for d.active > 0 || d.recovering { // tasks flushed: callers are copying out or leaving
 		d.mu.Unlock()
 		time.Sleep(100 * time.Microsecond)
 		d.mu.Lock()

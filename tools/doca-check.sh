@@ -20,7 +20,7 @@ CC=${CC:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-ver=$(awk '/#define DOCA_VERSION_STRING/ {gsub(/"/, "", $3); print $3}' "$inc/doca_version.h")
+ver=$(printf '#include <doca_version.h>\nDOCA_VERSION_STRING\n' | "$CC" -E -P -I"$inc" -x c - | tail -1 | tr -d '"')
 echo "doca-check: DOCA ${ver:-unknown} headers in $inc"
 
 defs=(-DDOCA_ALLOW_EXPERIMENTAL_API -I"$inc")

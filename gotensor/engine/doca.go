@@ -296,6 +296,10 @@ func (d *DOCA) acquire(deadline time.Time) (int, bool) {
 	}
 }
 
+// maxPoll is the longest pause between polls: a hardware task takes tens
+// of microseconds per MiB.
+const maxPoll = 50 * time.Microsecond
+
 // wait drives the progress engine until slot s completes or the deadline
 // passes, sleeping between polls with a growing pause and never holding
 // the mutex while it sleeps.
@@ -315,7 +319,7 @@ func (d *DOCA) wait(s *C.gt_slot, deadline time.Time) bool {
 			return false
 		}
 		time.Sleep(pause)
-		pause = min(2*pause, time.Millisecond)
+		pause = min(2*pause, maxPoll)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -343,4 +345,36 @@ func TestDOCAInitFromEnv(t *testing.T) {
 		t.Fatalf("engine %s, status %q: %v", Current().Name(), msg, err)
 	}
 	t.Log(msg)
+}
+
+// A device taking 200 µs per task, 8 callers: one slot (one task at a
+// time, as before) against eight.
+func BenchmarkDOCAPipeline(b *testing.B) {
+	raw := sample(64<<10, 90)
+	enc := deflated(b, raw)
+	for _, tasks := range []int{1, 8} {
+		b.Run("tasks="+strconv.Itoa(tasks), func(b *testing.B) {
+			FakeReset()
+			FakeSetDelay(200)
+			d, err := OpenDOCA(FakePCI, DOCAOptions{Tasks: tasks})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			b.SetBytes(int64(len(raw)))
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0))) // about 8 callers
+			b.RunParallel(func(pb *testing.PB) {
+				dst := make([]byte, len(raw))
+				for pb.Next() {
+					if _, err := d.Inflate(dst, enc); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			if st := d.Stats(); st.Fallbacks != 0 {
+				b.Fatalf("stats %+v", st)
+			}
+		})
+	}
 }

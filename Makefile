@@ -43,6 +43,7 @@ doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1
 	$(GO) vet -tags '$(DOCA_FAKE_TAGS)' ./gotensor/engine
 	$(GO) build -tags '$(DOCA_FAKE_TAGS)' ./...
 	$(GO) test -tags '$(DOCA_FAKE_TAGS)' -race -count=1 ./gotensor/engine
+	CGO_CFLAGS='-O1 -g' $(GO) test -tags '$(DOCA_FAKE_TAGS)' -asan -count=1 ./gotensor/engine  # bad C accesses; leaks: the fake's live count
 	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/engine ./gotensor/codec ./gotensor/frame
 	mkdir -p build
 	$(CC) $(DOCA_FAKE_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \

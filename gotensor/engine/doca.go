@@ -93,7 +93,6 @@ type DOCA struct {
 	pci       string
 	opt       DOCAOptions
 	has       [C.GT_OPS]bool
-	maxBuf    [C.GT_OPS]int64
 	slotBytes int
 	free      chan int // idle slots
 
@@ -148,7 +147,6 @@ func OpenDOCA(pci string, opt DOCAOptions) (*DOCA, error) {
 	d := &DOCA{pci: pci, opt: opt, g: g, slotBytes: int(caps.slot_bytes), free: make(chan int, int(caps.slots))}
 	for i := range d.has {
 		d.has[i] = caps.has[i] != 0
-		d.maxBuf[i] = int64(caps.max_buf[i])
 	}
 	for i := 0; i < int(caps.slots); i++ {
 		d.free <- i
@@ -242,11 +240,16 @@ func (d *DOCA) run(o op, src []byte, dstCap int, out []byte) (n int, sum uint32,
 		d.free <- slot
 		return 0, 0, false
 	}
+	d.active++ // keeps g alive until leave
 	s := C.gt_doca_slot(d.g, C.uint32_t(slot))
+	d.mu.Unlock()
+	defer d.leave()
+	// the slot is this caller's alone: stage the chunk without the mutex
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(s.src)), len(src)), src)
-	rc := C.gt_doca_submit(d.g, C.uint32_t(slot), C.int(o), C.size_t(len(src)), C.size_t(dstCap))
-	if rc == C.DOCA_SUCCESS {
-		d.active++
+	d.mu.Lock()
+	var rc C.doca_error_t = C.DOCA_ERROR_SHUTDOWN
+	if !d.closed {
+		rc = C.gt_doca_submit(d.g, C.uint32_t(slot), C.int(o), C.size_t(len(src)), C.size_t(dstCap))
 	}
 	d.mu.Unlock()
 	if rc != C.DOCA_SUCCESS {
@@ -254,7 +257,6 @@ func (d *DOCA) run(o op, src []byte, dstCap int, out []byte) (n int, sum uint32,
 		d.free <- slot
 		return 0, 0, false
 	}
-	defer d.leave()
 	if !d.wait(s, deadline) {
 		d.stats.timeouts.Add(1)
 		d.mu.Lock()

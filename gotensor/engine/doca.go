@@ -27,6 +27,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -298,31 +299,20 @@ func (d *DOCA) acquire(deadline time.Time) (int, bool) {
 	}
 }
 
-// maxPoll is the longest pause between polls: a hardware task takes tens
-// of microseconds per MiB.
-const maxPoll = 50 * time.Microsecond
+// Polling: yield to other goroutines (no timer) for the first spinPoll of
+// a wait, then sleep with a pause doubling up to maxPoll. A hardware task
+// takes tens to hundreds of microseconds; one timer sleep costs 50 µs to
+// 1 ms depending on the machine's load.
+const (
+	spinPoll = time.Millisecond
+	maxPoll  = 50 * time.Microsecond
+)
 
-// wait drives the progress engine until slot s completes or the deadline
-// passes, sleeping between polls with a growing pause and never holding
-// the mutex while it sleeps.
+// wait drives the progress engine until slot s completes or the deadline.
 func (d *DOCA) wait(s *C.gt_slot, deadline time.Time) bool {
-	pause := time.Microsecond
-	for {
-		d.mu.Lock()
-		if !d.closed {
-			C.gt_doca_progress(d.g)
-		}
-		done := s.state == C.GT_SLOT_DONE
-		d.mu.Unlock()
-		if done {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, maxPoll)
-	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.progressUntil(func() bool { return s.state == C.GT_SLOT_DONE }, deadline)
 }
 
 // ready reports whether the context runs, restarting it first when it has
@@ -356,10 +346,12 @@ func (d *DOCA) restart() string {
 			return "stopping the context: " + C.GoString(C.doca_error_get_descr(rc))
 		}
 	}
-	if !d.progressUntilIdle(time.Now().Add(d.opt.Timeout), false) {
-		if d.closed {
-			return "closed"
-		}
+	// gives up when Close begins (which waits for this restart)
+	stopped := d.progressUntil(func() bool { return d.closed || d.idle() }, time.Now().Add(d.opt.Timeout))
+	switch {
+	case d.closed:
+		return "closed"
+	case !stopped:
 		return "the context did not stop in " + d.opt.Timeout.String()
 	}
 	kept := d.lost[:0]
@@ -377,28 +369,33 @@ func (d *DOCA) restart() string {
 	return ""
 }
 
-// progressUntilIdle polls until the context is idle; mu is held on entry
-// and exit and dropped while sleeping. A restart (closing false) gives up
-// when Close begins, which waits for it.
-func (d *DOCA) progressUntilIdle(deadline time.Time, closing bool) bool {
-	pause := time.Microsecond
-	for {
-		if d.closed && !closing {
-			return false
-		}
+// progressUntil drives the progress engine until done() or the deadline,
+// with a growing pause between polls. mu is held on entry and exit and
+// dropped while sleeping, so one stalled task holds up no other caller.
+// (g stays valid: Close waits for active callers and a restart.)
+func (d *DOCA) progressUntil(done func() bool, deadline time.Time) bool {
+	start := time.Now()
+	for pause := time.Microsecond; ; {
 		C.gt_doca_progress(d.g)
-		if C.gt_doca_state(d.g) == C.DOCA_CTX_STATE_IDLE {
+		if done() {
 			return true
 		}
-		if time.Now().After(deadline) {
+		now := time.Now()
+		if now.After(deadline) {
 			return false
 		}
 		d.mu.Unlock()
-		time.Sleep(pause)
-		pause = min(2*pause, time.Millisecond)
+		if now.Sub(start) < spinPoll {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+			pause = min(2*pause, maxPoll)
+		}
 		d.mu.Lock()
 	}
 }
+
+func (d *DOCA) idle() bool { return C.gt_doca_state(d.g) == C.DOCA_CTX_STATE_IDLE }
 
 // Health is "" while the device runs, else why it does not.
 func (d *DOCA) Health() string {
@@ -438,7 +435,7 @@ func (d *DOCA) Close() error {
 		C.gt_doca_stop(d.g)
 	}
 	deadline := time.Now().Add(d.opt.Timeout)
-	if !d.progressUntilIdle(deadline, true) {
+	if !d.progressUntil(d.idle, deadline) {
 		return errs.New(errs.Timeout, "DOCA: closing %s: tasks still in flight after %s", d.pci, d.opt.Timeout)
 	}
 	for d.active > 0 || d.recovering { // tasks flushed: callers are copying out or leaving

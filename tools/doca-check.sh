@@ -54,7 +54,7 @@ mkdir -p "$tmp/lib"
 "$CC" -shared -fPIC -o "$tmp/lib/libdoca_compress.so" "$tmp/stub_compress.c"
 
 export CGO_ENABLED=1
-export CGO_CFLAGS="${defs[*]} -O2 -Werror=implicit-function-declaration"
+export CGO_CFLAGS="${defs[*]} -O2 -Werror=implicit-function-declaration -Wno-deprecated-declarations" # (go-nvml calls deprecated NVML)
 export CGO_LDFLAGS="-L$tmp/lib -Wl,-rpath,$tmp/lib"
 "$GO" vet -tags doca ./gotensor/engine
 "$GO" test -c -tags doca -o "$tmp/engine.test" ./gotensor/engine

@@ -11,7 +11,7 @@ GOTENSOR_UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
 export GOTENSOR_UCX
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote gpu-check flexgen-gpu dist native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -31,6 +31,30 @@ go-test:
 	$(GO) test -tags '$(GOTAGS)' -race -count=1 ./...
 	$(GO) vet ./gotensor/transport/...                    # the build without UCX still compiles
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/gotensor-serve
+	$(MAKE) --no-print-directory doca-fake-test
+
+# The DOCA engine against gotensor's fake DOCA (gotensor/engine/fakedoca:
+# zlib and liblz4, fault injection): its Go tests, the codec and frame tests
+# with every chunk through it, its C half under AddressSanitizer, and the
+# check that the real-SDK build compiles and links (against the fake's headers).
+DOCA_FAKE_TAGS := doca fakedoca
+DOCA_FAKE_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -Werror -Werror=implicit-function-declaration -Igotensor/engine/fakedoca/include
+doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1g-dev, liblz4-dev)
+	$(GO) vet -tags '$(DOCA_FAKE_TAGS)' ./gotensor/engine
+	$(GO) build -tags '$(DOCA_FAKE_TAGS)' ./...
+	$(GO) test -tags '$(DOCA_FAKE_TAGS)' -race -count=1 ./gotensor/engine
+	CGO_CFLAGS='-O1 -g' $(GO) test -tags '$(DOCA_FAKE_TAGS)' -asan -count=1 ./gotensor/engine  # bad C accesses; leaks: the fake's live count
+	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/engine ./gotensor/codec ./gotensor/frame
+	mkdir -p build
+	$(CC) $(DOCA_FAKE_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+		-o build/doca_leak_test gotensor/engine/fakedoca/leak_test.c gotensor/engine/doca_engine.c \
+		gotensor/engine/fakedoca/fakedoca.c -lz -llz4 -lpthread
+	ASAN_OPTIONS=detect_leaks=1 build/doca_leak_test
+	tools/doca-check.sh gotensor/engine/fakedoca/include   # the real-SDK build (doca, not fakedoca) compiles and links
+
+DOCA_INCLUDE ?= /opt/mellanox/doca/include
+doca-check:         ## compile and link the doca build against real DOCA headers (DOCA_INCLUDE=dir)
+	tools/doca-check.sh $(DOCA_INCLUDE)
 
 # Execution counts (about 5 s each here), not durations: a duration -fuzztime
 # can fail with a spurious "context deadline exceeded" in Go 1.26

@@ -1,7 +1,8 @@
-// Package engine runs the decompression steps that hardware can take
-// over: raw DEFLATE and LZ4 block, the streams NVIDIA DOCA Compress
-// decodes on a BlueField. Software is the default; building with the tag
-// doca adds an engine that offloads to a BlueField (see doca.go).
+// Package engine runs the steps that hardware can take over: raw DEFLATE
+// and LZ4 block decompression and raw DEFLATE compression, the streams
+// NVIDIA DOCA Compress handles on a BlueField. Software is the default;
+// building with the tag doca adds an engine that offloads to a BlueField
+// (see doca.go; the tags 'doca fakedoca' build it against a software fake).
 package engine
 
 import (
@@ -90,7 +91,61 @@ func (Software) LZ4Block(dst, src []byte) error {
 	return nil
 }
 
-var docaBuilt bool
+// Compressor is an Engine that can also compress raw DEFLATE.
+type Compressor interface {
+	// Deflate compresses src as one raw DEFLATE stream appended to dst[:0],
+	// with the Adler-32 of src; ok is false when it did not.
+	Deflate(dst, src []byte) (out []byte, adler uint32, ok bool)
+}
+
+// Deflate compresses src on the current engine when it can (a BlueField-2
+// through DOCA); ok false means the caller compresses in software.
+func Deflate(dst, src []byte) (out []byte, adler uint32, ok bool) {
+	if c, is := Current().(Compressor); is {
+		return c.Deflate(dst, src)
+	}
+	return nil, 0, false
+}
+
+// MaxChunk is the largest chunk the current engine offloads in one task
+// (0: no limit). A frame whose chunks exceed it is decoded in software.
+func MaxChunk() int {
+	if m, is := Current().(interface{ MaxChunk() int }); is {
+		return m.MaxChunk()
+	}
+	return 0
+}
+
+var (
+	docaBuilt  bool
+	docaStatus atomic.Value // holds docaState
+)
+
+type docaState struct {
+	msg  string
+	err  error
+	live func() string // the engine's own report while it runs
+}
 
 // DOCABuilt reports whether this binary was built with the DOCA engine.
 func DOCABuilt() bool { return docaBuilt }
+
+func setDOCAStatus(msg string, err error) {
+	if err != nil {
+		msg = err.Error()
+	}
+	docaStatus.Store(docaState{msg: msg, err: err})
+}
+
+// DOCAStatus says whether the DOCA engine runs: what it offloads, or why
+// not, with the typed error (Unavailable, Unsupported) when opening failed.
+func DOCAStatus() (string, error) {
+	if !docaBuilt {
+		return "not built (build with -tags doca)", nil
+	}
+	st, _ := docaStatus.Load().(docaState)
+	if st.live != nil {
+		return st.live(), nil
+	}
+	return st.msg, st.err
+}

@@ -18,17 +18,17 @@ func TestSoftwareInflate(t *testing.T) {
 	w.Write(raw)
 	w.Close()
 	dst := make([]byte, len(raw))
-	sum, err := Current().Inflate(dst, buf.Bytes())
+	sum, err := (Software{}).Inflate(dst, buf.Bytes())
 	if err != nil || !bytes.Equal(dst, raw) || sum != adler32.Checksum(raw) {
 		t.Fatalf("inflate: %v", err)
 	}
-	if _, err := Current().Inflate(make([]byte, len(raw)-1), buf.Bytes()); !errs.Is(err, errs.CorruptData) {
+	if _, err := (Software{}).Inflate(make([]byte, len(raw)-1), buf.Bytes()); !errs.Is(err, errs.CorruptData) {
 		t.Fatalf("too long a stream: %v", err)
 	}
-	if _, err := Current().Inflate(make([]byte, len(raw)+1), buf.Bytes()); !errs.Is(err, errs.CorruptData) {
+	if _, err := (Software{}).Inflate(make([]byte, len(raw)+1), buf.Bytes()); !errs.Is(err, errs.CorruptData) {
 		t.Fatalf("too short a stream: %v", err)
 	}
-	if _, err := Current().Inflate(dst, append(buf.Bytes(), 0)); !errs.Is(err, errs.CorruptData) {
+	if _, err := (Software{}).Inflate(dst, append(buf.Bytes(), 0)); !errs.Is(err, errs.CorruptData) {
 		t.Fatalf("trailing garbage: %v", err)
 	}
 }
@@ -38,10 +38,10 @@ func TestSoftwareLZ4(t *testing.T) {
 	enc := make([]byte, lz4.CompressBlockBound(len(raw)))
 	n, _ := lz4.CompressBlock(raw, enc, nil)
 	dst := make([]byte, len(raw))
-	if err := Current().LZ4Block(dst, enc[:n]); err != nil || !bytes.Equal(dst, raw) {
+	if err := (Software{}).LZ4Block(dst, enc[:n]); err != nil || !bytes.Equal(dst, raw) {
 		t.Fatal(err)
 	}
-	if err := Current().LZ4Block(make([]byte, len(raw)+5), enc[:n]); !errs.Is(err, errs.CorruptData) {
+	if err := (Software{}).LZ4Block(make([]byte, len(raw)+5), enc[:n]); !errs.Is(err, errs.CorruptData) {
 		t.Fatal(err)
 	}
 }

@@ -180,3 +180,14 @@ func seq(a, b int) []int {
 	}
 	return s
 }
+
+// The report says whether the DOCA engine runs, and why not.
+func TestDOCAStatusReported(t *testing.T) {
+	d := docaReport()
+	if d.Status == "" {
+		t.Fatal("no DOCA status")
+	}
+	if !d.Built && !strings.Contains(d.Status, "not built") {
+		t.Fatalf("status %q", d.Status)
+	}
+}

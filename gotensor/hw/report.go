@@ -8,6 +8,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 
 	"github.com/gotensor/gotensor/gotensor/engine"
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 // Report is what `gotensor info` prints about the machine.
@@ -68,6 +69,16 @@ func Discover() Report {
 		Affinity:  affinity.Enabled(),
 		RDMA:      RDMADevices(SysRoot),
 		UCX:       DetectUCX(),
-		DOCA:      DetectDOCA(engine.DOCABuilt()),
+		DOCA:      docaReport(),
 	}
+}
+
+func docaReport() DOCA {
+	d := DetectDOCA(engine.DOCABuilt())
+	var err error
+	d.Status, err = engine.DOCAStatus()
+	if err != nil {
+		d.Error = errs.KindOf(err).String()
+	}
+	return d
 }

@@ -89,8 +89,10 @@ func run(name string, args ...string) (string, error) {
 
 // DOCA describes DOCA Compress support.
 type DOCA struct {
-	Built bool   `json:"built"` // this binary has the DOCA engine (-tags doca)
-	SDK   string `json:"sdk,omitempty"`
+	Built  bool   `json:"built"` // this binary has the DOCA engine (-tags doca)
+	SDK    string `json:"sdk,omitempty"`
+	Status string `json:"status"`          // what the engine offloads, or why it does not run
+	Error  string `json:"error,omitempty"` // the error kind when opening the device failed
 }
 
 // DetectDOCA reports whether the DOCA Compress library is installed.

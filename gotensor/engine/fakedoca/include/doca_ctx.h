@@ -1,0 +1,2 @@
+/* doca_ctx.h of gotensor's fake DOCA: see fakedoca_decls.h */
+#include "fakedoca_decls.h"

@@ -1,0 +1,2 @@
+/* doca_dev.h of gotensor's fake DOCA: see fakedoca_decls.h */
+#include "fakedoca_decls.h"

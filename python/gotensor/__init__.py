@@ -31,7 +31,7 @@ _LAZY = {"Store": ("store", "Store")}
 
 def __getattr__(name: str):
     if name == "__version__":
-        return _native().version()
+        return _core().version()
     if name in _LAZY:
         import importlib
         mod, attr = _LAZY[name]
@@ -43,7 +43,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY) | {"__version__"})
 
 
-def _native():
+def _core():
     from ._native_lib import native
     return native
 
@@ -63,14 +63,14 @@ def info(hardware: bool = True) -> dict:
     hardware, also the machine under "hardware": GPUs (NVML: name, UUID,
     memory, PCI bus id, NUMA node, CPU affinity), NUMA nodes, RDMA devices,
     UCX and DOCA. Without a GPU or driver, "gpu_status" says why."""
-    return json.loads(errors.call(_native().info, bool(hardware)))
+    return json.loads(errors.call(_core().info, bool(hardware)))
 
 
 def set_gpu_affinity(enabled: bool) -> bool:
     """Run the coding of a CUDA tensor on the CPUs local to its GPU (on by
     default when NVML reports them; GOTENSOR_GPU_AFFINITY=0 turns it off).
     Returns whether it is on."""
-    return bool(errors.call(_native().set_gpu_affinity, bool(enabled)))
+    return bool(errors.call(_core().set_gpu_affinity, bool(enabled)))
 
 
 def set_workers(n: int = 0) -> int:
@@ -78,7 +78,7 @@ def set_workers(n: int = 0) -> int:
     returns the bound now in force."""
     if not isinstance(n, int) or n < 0:
         raise InvalidArgument(f"workers must be a non-negative int, got {n!r}")
-    return errors.call(_native().set_workers, n)
+    return errors.call(_core().set_workers, n)
 
 
 def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A001 - mirrors the built-in

@@ -200,6 +200,15 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default where it has a meaningful one."""
+
+    def _get_help_string(self, action):
+        if action.default in ("", None, False) or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _store_args(p: argparse.ArgumentParser, key: str | None = None) -> None:
     p.add_argument("url", metavar="URL", help="store URL, e.g. file:///data/weights or tcp://host:7707")
     if key == "optional":
@@ -210,7 +219,7 @@ def _store_args(p: argparse.ArgumentParser, key: str | None = None) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    fmt = _Help
     p = argparse.ArgumentParser(prog="gotensor", description="Tensor offloading through a Go core.")
     p.add_argument("--version", action=_Version, help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)

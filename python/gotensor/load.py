@@ -122,8 +122,7 @@ def load(src: str, url: str, prefix: str = "", codec: str = "auto", dtype: str |
                 why = _write(store, key, t, codec)
                 if why is not None:
                     fallbacks.append(key)
-                    bar.write(f"gotensor load: {key}: codec {codec} cannot code this {str(t.dtype)[6:]} tensor "
-                              f"({why}); stored it with auto", file=sys.stderr)
+                    bar.write(f"gotensor load: {key}: {why}; stored it with codec auto", file=sys.stderr)
                 raw += t.numel() * t.element_size()
                 stored += store.stat(key)["stored_bytes"]
                 bar.set_postfix_str(f"{raw / 1e6:.1f} MB {name[-40:]}", refresh=False)

@@ -92,7 +92,7 @@ def _serve(args) -> int:
 
 def _token(args) -> str | None:
     """The secret of --token-file (None: the URL or GOTENSOR_TOKEN, if any)."""
-    if not args.token_file:
+    if not getattr(args, "token_file", ""):
         return None
     from .errors import InvalidArgument
     try:
@@ -290,7 +290,24 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def _scrub(text: str, args) -> str:
+    """text without any secret this command was given (URL token=, --token-file, GOTENSOR_TOKEN)."""
+    import re
+    from urllib.parse import unquote
+    secrets = {os.environ.get("GOTENSOR_TOKEN", "")}
+    for url in (getattr(args, "url", ""), getattr(args, "to", "")):
+        secrets.update(unquote(m) for m in re.findall(r"[?&]token=([^&]*)", url or ""))
+    try:
+        secrets.add(_token(args) or "")
+    except Exception:  # noqa: BLE001 - an unreadable token file holds no secret to hide
+        pass
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
 def main(argv=None) -> int:
+    args = None
     try:
         args = parser().parse_args(argv)
         rc = args.fn(args)
@@ -303,11 +320,9 @@ def main(argv=None) -> int:
         return 130
     except Exception as e:  # a clear message, not a traceback
         from .errors import GotensorError
-        if isinstance(e, GotensorError):
-            print(f"gotensor: {type(e).__name__}: {e}", file=sys.stderr)
-            return 1
-        if isinstance(e, OSError):
-            print(f"gotensor: {e}", file=sys.stderr)
+        if isinstance(e, (GotensorError, OSError)):
+            kind = f"{type(e).__name__}: " if isinstance(e, GotensorError) else ""
+            print(_scrub(f"gotensor: {kind}{e}", args), file=sys.stderr)
             return 1
         raise
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable, Iterator
+from typing import Callable
 
 import torch
 
@@ -67,16 +67,6 @@ def open_source(src: str) -> tuple[list[str], Callable[[str], torch.Tensor], Cal
     return names, read, lambda: f.__exit__(None, None, None)
 
 
-def iter_tensors(src: str) -> Iterator[tuple[str, torch.Tensor]]:
-    """(name, tensor) pairs of a .safetensors file or a FlexGen -np directory."""
-    names, read, close = open_source(src)
-    try:
-        for name in names:
-            yield name, read(name)
-    finally:
-        close()
-
-
 def _codec_refused(e: InvalidArgument) -> bool:
     """Whether the core refused a codec for the tensor's dtype (frame's
     "codec X does not support dtype Y"), not for a bad name or parameter."""
@@ -104,7 +94,9 @@ def load(src: str, url: str, prefix: str = "", codec: str = "auto", dtype: str |
     codec) and url (without its secret)."""
     import gotensor
     from tqdm import tqdm
-    to = getattr(torch, dtype) if dtype else None
+    to = getattr(torch, dtype, None) if dtype else None
+    if dtype and not (isinstance(to, torch.dtype) and to.is_floating_point):
+        raise InvalidArgument(f"dtype {dtype!r} is not a torch floating-point dtype (e.g. bfloat16, float16)")
     names, read, close = open_source(src)
     raw = stored = 0
     fallbacks: list[str] = []

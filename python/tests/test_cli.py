@@ -77,23 +77,19 @@ def test_serve_help_shows_defaults():
     assert "(default: 127.0.0.1:7707)" in out and "(default: tcp)" in out and "(default: 0)" in out
 
 
-def _start_node(*args, python_flags=()):
-    p = subprocess.Popen([sys.executable, *python_flags, "-m", "gotensor", "serve", "--listen", "127.0.0.1:0", *args],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = p.stdout.readline()
-    if "listening on " not in line:
-        p.kill()
-        raise AssertionError((line, p.stderr.read()))
-    return p, line.split("listening on ")[1].split()[0]
-
-
-def test_serve_execs_the_go_node_without_torch_and_it_answers():
+def test_serve_execs_the_go_node_without_torch_and_it_answers(tmp_path):
     import torch
-    p, url = _start_node("--capacity", "16MiB", python_flags=("-X", "importtime"))
+    log = tmp_path / "stderr"  # a file: -X importtime's lines must not fill a pipe nobody reads
+    with open(log, "w") as err:
+        p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "gotensor", "serve", "--listen", "127.0.0.1:0",
+                              "--capacity", "16MiB"], stdout=subprocess.PIPE, stderr=err, text=True)
     try:
+        line = p.stdout.readline()
+        assert "listening on " in line, (line, log.read_text()[-2000:])
+        assert "torch" not in _imported(log.read_text())
         exe = os.readlink(f"/proc/{p.pid}/exe")
         assert os.path.basename(exe) == "gotensor-serve", exe  # the Python process became the Go node
-        with gotensor.open(url) as s:
+        with gotensor.open(line.split("listening on ")[1].split()[0]) as s:
             s.write_tensor("k", torch.arange(1000))
             assert torch.equal(s.read_tensor("k"), torch.arange(1000))
         with open(f"/proc/{p.pid}/status") as f:
@@ -103,7 +99,6 @@ def test_serve_execs_the_go_node_without_torch_and_it_answers():
         p.terminate()
         p.wait(timeout=20)
     assert p.returncode == 0  # SIGTERM: a clean shutdown
-    assert "torch" not in _imported(p.stderr.read())
 
 
 def test_gotensor_serve_node_is_on_path():

@@ -193,3 +193,12 @@ def test_ls_stat_get_rm(tmp_path):
     assert _gotensor("ls", url).stdout.split() == ["x/b"]
     r = _gotensor("get", url, "x/a")
     assert r.returncode == 1 and "KeyNotFound" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_errors_never_print_the_token(model, tmp_path):
+    # the core's message echoes the URL it could not open; the command hides the secret in it
+    r = _gotensor("load", str(model[0]), "--to", "bogus://x?token=SEKRIT")
+    assert r.returncode == 1 and "unknown store scheme" in r.stderr and "SEKRIT" not in r.stderr, r.stderr
+    (tmp_path / "tok").write_text("FILESECRET")
+    r = _gotensor("ls", "bogus://y?token=FILESECRET", "--token-file", str(tmp_path / "tok"))
+    assert r.returncode == 1 and "FILESECRET" not in r.stdout + r.stderr, r.stderr

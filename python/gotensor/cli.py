@@ -79,11 +79,12 @@ def node_binary() -> str:
 
 
 def _serve(args) -> int:
-    """Replace this process with the Go node, passing the flags on."""
+    """Replace this process with the Go node, passing the flags on (also
+    flags of gotensor-serve this parser does not know)."""
     exe = node_binary()
     argv = [exe, "--listen", args.listen, "--transport", args.transport, "--capacity", args.capacity,
             "--dir", args.dir, "--token-file", args.token_file, "--tls-cert", args.tls_cert,
-            "--tls-key", args.tls_key]
+            "--tls-key", args.tls_key, *args.extra]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(exe, argv)
@@ -229,7 +230,7 @@ def parser() -> argparse.ArgumentParser:
     pi.set_defaults(fn=_info)
 
     ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp:// or ucx://host:port",
-                        formatter_class=fmt)
+                        formatter_class=fmt, epilog=f"Other flags pass through to {NODE} (`{NODE} -h` lists them).")
     ps.add_argument("--listen", default="127.0.0.1:7707", help="host:port (non-loopback needs --token-file)")
     ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"],
                     help="tcp, or ucx (RDMA where the NIC has it; UCX_TLS picks UCX's transports)")
@@ -309,7 +310,11 @@ def _scrub(text: str, args) -> str:
 def main(argv=None) -> int:
     args = None
     try:
-        args = parser().parse_args(argv)
+        p = parser()
+        args, extra = p.parse_known_args(argv)
+        if extra and args.cmd != "serve":
+            p.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
         rc = args.fn(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try
         return rc

@@ -129,3 +129,10 @@ def test_async_errors_name_their_class_once():
         with pytest.raises(gotensor.KeyNotFound) as e:
             s.read_tensor_async("missing").result(timeout=30)
     assert not str(e.value).startswith("KeyNotFound"), str(e.value)
+
+
+def test_serve_passes_flags_it_does_not_know_to_the_node():
+    r = _gotensor("serve", "--no-such-flag", "1")
+    assert r.returncode == 2 and "flag provided but not defined: -no-such-flag" in r.stderr, r.stderr
+    r = _gotensor("ls", "mem://", "--no-such-flag")
+    assert r.returncode == 2 and "unrecognized arguments" in r.stderr

@@ -1,7 +1,7 @@
-// Command gotensor-serve is the memory node on its own: pure Go, no cgo, so
-// `make dist` cross-builds it for linux/arm64 (a memory node or a BlueField
-// DPU's Arm cores). `gotensor serve` in the Python package runs the same
-// server.
+// Command gotensor-serve is the memory node on its own: pure Go (cgo only
+// with -tags ucx), so `make dist` cross-builds it for linux/arm64 (a memory
+// node or a BlueField DPU's Arm cores). `pip install .` puts it into the
+// Python package, and `gotensor serve` execs it.
 package main
 
 import (
@@ -36,9 +36,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)
 	}
-	log.Printf("gotensor-serve: listening on %s (capacity %s, dir %q)", s.URL(), *capacity, *dir)
+	// stdout, one line: launchers wait for it to know the node is ready
+	fmt.Printf("gotensor serve: listening on %s%s (capacity %s, dir %s)\n", s.URL(), tlsNote(*tlsCert), *capacity, orNone(*dir))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
 	s.Shutdown()
+}
+
+func tlsNote(cert string) string {
+	if cert == "" {
+		return ""
+	}
+	return " with TLS (clients add ?tls=1 or ?ca=FILE)"
+}
+
+func orNone(dir string) string {
+	if dir == "" {
+		return "none"
+	}
+	return dir
 }

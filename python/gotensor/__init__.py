@@ -15,12 +15,38 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import TYPE_CHECKING
 
 from . import errors
-from ._native_lib import native
 from .errors import (CorruptData, GotensorError, InternalError, InvalidArgument, KeyNotFound,
                      StoreClosed, StoreFull, Timeout, Unauthorized, Unavailable, Unsupported)
-from .store import Store
+
+if TYPE_CHECKING:
+    from .store import Store
+
+# `import gotensor` stays light: the Go core, torch and numpy load on first
+# use (PEP 562), so `gotensor --help`, `--version` and `serve` never import torch.
+_LAZY = {"Store": ("store", "Store")}
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        return _core().version()
+    if name in _LAZY:
+        import importlib
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module("." + mod, __name__), attr)
+    raise AttributeError(f"module 'gotensor' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
+
+
+def _core():
+    from ._native_lib import native
+    return native
+
 
 __all__ = [
     "Store", "open", "info", "set_workers", "set_gpu_affinity", "default_store",
@@ -37,17 +63,14 @@ def info(hardware: bool = True) -> dict:
     hardware, also the machine under "hardware": GPUs (NVML: name, UUID,
     memory, PCI bus id, NUMA node, CPU affinity), NUMA nodes, RDMA devices,
     UCX and DOCA. Without a GPU or driver, "gpu_status" says why."""
-    return json.loads(errors.call(native.info, bool(hardware)))
-
-
-__version__ = native.version()
+    return json.loads(errors.call(_core().info, bool(hardware)))
 
 
 def set_gpu_affinity(enabled: bool) -> bool:
     """Run the coding of a CUDA tensor on the CPUs local to its GPU (on by
     default when NVML reports them; GOTENSOR_GPU_AFFINITY=0 turns it off).
     Returns whether it is on."""
-    return bool(errors.call(native.set_gpu_affinity, bool(enabled)))
+    return bool(errors.call(_core().set_gpu_affinity, bool(enabled)))
 
 
 def set_workers(n: int = 0) -> int:
@@ -55,7 +78,7 @@ def set_workers(n: int = 0) -> int:
     returns the bound now in force."""
     if not isinstance(n, int) or n < 0:
         raise InvalidArgument(f"workers must be a non-negative int, got {n!r}")
-    return errors.call(native.set_workers, n)
+    return errors.call(_core().set_workers, n)
 
 
 def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A001 - mirrors the built-in
@@ -67,6 +90,7 @@ def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A0
     if token is not None:
         from urllib.parse import quote
         url += ("&" if "?" in url else "?") + "token=" + quote(token, safe="")
+    from .store import Store
     return Store(url)
 
 
@@ -79,55 +103,63 @@ def default_store() -> Store:
     global _default
     with _default_lock:
         if _default is None:
+            from .store import Store
             _default = Store("mem://default")
         return _default
 
 
 def write_tensor(key, tensor, *, codec="none"):
+    """Store.write_tensor on the default store: encode tensor and store it under key."""
     return default_store().write_tensor(key, tensor, codec=codec)
 
 
 def write_tensor_async(key, tensor, *, codec="none"):
+    """Store.write_tensor_async on the default store; the future completes with None."""
     return default_store().write_tensor_async(key, tensor, codec=codec)
 
 
 def read_tensor(key, *, out=None, device=None):
+    """Store.read_tensor on the default store: the tensor under key (into out= if given)."""
     return default_store().read_tensor(key, out=out, device=device)
 
 
 def read_tensor_async(key, *, out=None, device=None):
+    """Store.read_tensor_async on the default store; the future's result is the tensor."""
     return default_store().read_tensor_async(key, out=out, device=device)
 
 
 def write_tensors(items, *, codec="none"):
+    """Store.write_tensors on the default store: many (key, tensor) pairs concurrently."""
     return default_store().write_tensors(items, codec=codec)
 
 
 def read_tensors(keys, *, device=None):
+    """Store.read_tensors on the default store: {key: tensor} in the order given."""
     return default_store().read_tensors(keys, device=device)
 
 
 def read_array(key):
+    """Store.read_array on the default store: the tensor under key as a numpy array."""
     return default_store().read_array(key)
 
 
 def delete(key):
+    """Store.delete on the default store: remove key (KeyNotFound if absent)."""
     return default_store().delete(key)
 
 
 def exists(key):
+    """Store.exists on the default store: whether key holds a tensor."""
     return default_store().exists(key)
 
 
 def keys(prefix=""):
+    """Store.keys on the default store: the keys starting with prefix."""
     return default_store().keys(prefix)
 
 
 def stat(key):
+    """Store.stat on the default store: dtype, shape, sizes, codec and chunks of key."""
     return default_store().stat(key)
 
 
-for _f in (write_tensor, write_tensor_async, read_tensor, read_tensor_async, read_array,
-           delete, exists, keys, stat):
-    _f.__doc__ = getattr(Store, _f.__name__).__doc__
-del _f

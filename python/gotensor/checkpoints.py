@@ -48,28 +48,22 @@ def load_llama2c(path: str) -> dict[str, np.ndarray]:
     return out
 
 
-_ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4",
-              "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?", "F8_E4M3": "u1", "F8_E5M2": "u1"}
-
-
 def load_safetensors(path: str) -> dict[str, tuple[str, np.ndarray]]:
     """The tensors of a .safetensors file as {name: (safetensors dtype,
-    array)}. BF16 and F8 arrays hold the raw bits (uint16 / uint8): numpy
-    has no such dtypes. Memory-mapped, no copy."""
-    import json
-    with open(path, "rb") as f:
-        (n,) = struct.unpack("<Q", f.read(8))
-        header = json.loads(f.read(n))
-    data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + n)
+    array)}, read with the safetensors library. BF16 and F8 arrays hold the
+    raw bits (uint16 / uint8): numpy has no such dtypes."""
+    import torch
+    from safetensors import safe_open
     out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dt = _ST_DTYPES.get(info["dtype"])
-        if dt is None:
-            raise ValueError(f"{path}: {name} has unsupported dtype {info['dtype']}")
-        start, end = info["data_offsets"]
-        out[name] = (info["dtype"], data[start:end].view(dt).reshape(info["shape"]))
+    with safe_open(path, framework="pt") as f:
+        for name in f.keys():
+            dt = f.get_slice(name).get_dtype()
+            t = f.get_tensor(name)
+            if dt == "BF16":
+                t = t.view(torch.int16)
+            elif dt.startswith("F8"):
+                t = t.view(torch.uint8)
+            out[name] = (dt, t.numpy().view(np.uint16) if dt == "BF16" else t.numpy())
     return out
 
 

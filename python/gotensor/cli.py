@@ -1,13 +1,22 @@
-"""The `gotensor` command."""
+"""The `gotensor` command: info, serve, load, export, ls, stat, get, rm.
+
+Only what a subcommand needs is imported: `--help`, `--version` and `serve`
+never load torch, and `serve` execs the Go node (gotensor/bin/gotensor-serve).
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
+import shutil
 import sys
+
+NODE = "gotensor-serve"
 
 
 def _info(args) -> int:
+    import json
+
     import gotensor
     data = gotensor.info()
     if args.json:
@@ -55,70 +64,270 @@ def _cpus(cpus) -> str:
     return ",".join(out) or "-"
 
 
-def _load(args) -> int:
-    from .load import load
-    r = load(args.src, args.to, prefix=args.prefix, codec=args.codec, progress=not args.quiet)
-    print(f"loaded {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB -> {r['stored_bytes'] / 1e6:.1f} MB "
-          f"stored in {args.to} ({r['seconds']:.1f} s)")
-    return 0
+def node_binary() -> str:
+    """The Go memory node: the package's bin/ (where `pip install .` puts
+    it), else gotensor-serve on PATH."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", NODE)
+    if os.access(exe, os.X_OK):
+        return exe
+    found = shutil.which(NODE)
+    if found is None:
+        from .errors import Unsupported
+        raise Unsupported(f"the memory node {NODE} is not installed beside gotensor ({exe}) nor on PATH; "
+                          "reinstall with `pip install .` from a source checkout")
+    return found
 
 
 def _serve(args) -> int:
-    import time
+    """Replace this process with the Go node, passing the flags on (also
+    flags of gotensor-serve this parser does not know)."""
+    exe = node_binary()
+    argv = [exe, "--listen", args.listen, "--transport", args.transport, "--capacity", args.capacity,
+            "--dir", args.dir, "--token-file", args.token_file, "--tls-cert", args.tls_cert,
+            "--tls-key", args.tls_key, *args.extra]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(exe, argv)
+    return 1  # not reached
 
-    from . import errors
-    from ._native_lib import native
-    capacity = errors.call(native.parse_size, args.capacity)
-    desc = errors.call(native.serve, args.listen, args.transport, capacity, args.dir, args.token_file,
-                       args.tls_cert, args.tls_key)
-    h, url = desc.split(";", 1)
-    tls = " with TLS (clients add ?tls=1 or ?ca=FILE)" if args.tls_cert else ""
-    print(f"gotensor serve: listening on {url}{tls} (capacity {args.capacity}, dir {args.dir or 'none'})", flush=True)
+
+def _token(args) -> str | None:
+    """The secret of --token-file (None: the URL or GOTENSOR_TOKEN, if any)."""
+    if not getattr(args, "token_file", ""):
+        return None
+    from .errors import InvalidArgument
     try:
-        while True:  # Go serves; Python only waits for Ctrl-C / SIGTERM
-            time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        errors.call(native.stop_serve, int(h))
+        with open(args.token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        raise InvalidArgument(f"reading token file {args.token_file}: {e.strerror}") from None
+    if not token:
+        raise InvalidArgument(f"token file {args.token_file} is empty")
+    return token
+
+
+def _open(args):
+    import gotensor
+    return gotensor.open(args.url, token=_token(args))
+
+
+def _load(args) -> int:
+    from .load import load
+    if args.to.startswith("mem://"):
+        print("gotensor load: warning: a mem:// store lives in this process and is gone when the command "
+              "exits; load into file:// or a node (tcp://, ucx://) to keep the tensors", file=sys.stderr)
+    r = load(args.src, args.to, prefix=args.prefix, codec=args.codec, dtype=args.dtype,
+             progress=not args.quiet, token=_token(args))
+    print(f"loaded {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB -> {r['stored_bytes'] / 1e6:.1f} MB "
+          f"stored in {r['url']} ({r['seconds']:.1f} s)")
     return 0
 
 
-def _interrupt(*_):
-    raise KeyboardInterrupt
+def _export(args) -> int:
+    from .export import export
+    with _open(args) as store:
+        r = export(store, args.to, prefix=args.prefix)
+    print(f"exported {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB to {args.to}")
+    return 0
 
 
-def main(argv=None) -> int:
-    import signal
-    signal.signal(signal.SIGTERM, _interrupt)  # `gotensor serve` stops cleanly on SIGTERM too
+def _ls(args) -> int:
+    with _open(args) as store:
+        for key in store.keys(args.prefix):
+            if args.long:
+                st = store.stat(key)
+                print(f"{st['dtype']:>9} {_shape(st['shape']):>16} {st['raw_bytes']:>12} "
+                      f"{st['stored_bytes']:>12} {st['codec']:<16} {key}")
+            else:
+                print(key)
+    return 0
+
+
+def _shape(shape) -> str:
+    return "[" + ",".join(map(str, shape)) + "]"
+
+
+def _stat(args) -> int:
+    import json
+    with _open(args) as store:
+        if args.key is None:
+            data = store.usage()
+        else:
+            data = store.stat(args.key)
+            data["shape"] = list(data["shape"])
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        for k, v in data.items():
+            print(f"{k + ':':14} {v}")
+    return 0
+
+
+def _get(args) -> int:
+    with _open(args) as store:
+        if args.out is None:
+            t = store.read_tensor(args.key)
+            print(t)
+            return 0
+        if not args.out.endswith(".npy"):
+            from .errors import InvalidArgument
+            raise InvalidArgument(f"--out {args.out}: only .npy files are written here; "
+                                  "`gotensor export` writes .safetensors")
+        import numpy as np
+        np.save(args.out, store.read_array(args.key))
+    return 0
+
+
+def _rm(args) -> int:
+    with _open(args) as store:
+        for key in args.keys:
+            store.delete(key)
+    return 0
+
+
+def _version() -> str:
+    import gotensor
+    return f"gotensor {gotensor.__version__}"
+
+
+class _Version(argparse.Action):
+    """--version, resolved only when asked for (it loads the Go core)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default where it has a meaningful one."""
+
+    def _get_help_string(self, action):
+        if action.default in ("", None, False) or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _store_args(p: argparse.ArgumentParser, key: str | None = None) -> None:
+    p.add_argument("url", metavar="URL", help="store URL, e.g. file:///data/weights or tcp://host:7707")
+    if key == "optional":
+        p.add_argument("key", metavar="KEY", nargs="?", help="a key (without it: the store's usage)")
+    elif key == "required":
+        p.add_argument("key", metavar="KEY")
+    p.add_argument("--token-file", default="", metavar="FILE", help="file holding the node's shared secret")
+
+
+def parser() -> argparse.ArgumentParser:
+    fmt = _Help
     p = argparse.ArgumentParser(prog="gotensor", description="Tensor offloading through a Go core.")
+    p.add_argument("--version", action=_Version, help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
-    pi = sub.add_parser("info", help="describe this build and machine")
+
+    pi = sub.add_parser("info", help="describe this build and machine", formatter_class=fmt)
     pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.set_defaults(fn=_info)
-    pl = sub.add_parser("load", help="load a model's weights (.safetensors or a FlexGen -np directory) into a store")
-    pl.add_argument("src", help="a .safetensors file or a FlexGen <model>-np directory")
-    pl.add_argument("--to", required=True, metavar="URL", help="store URL, e.g. file:///data/weights or mem://")
-    pl.add_argument("--prefix", default="", help="prepended to every tensor name")
-    pl.add_argument("--codec", default="auto", help="codec for every tensor (default auto)")
-    pl.add_argument("--quiet", action="store_true", help="no progress bar")
-    pl.set_defaults(fn=_load)
-    ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp:// or ucx://host:port")
+
+    ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp:// or ucx://host:port",
+                        formatter_class=fmt, epilog=f"Other flags pass through to {NODE} (`{NODE} -h` lists them).")
     ps.add_argument("--listen", default="127.0.0.1:7707", help="host:port (non-loopback needs --token-file)")
-    ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"], help="tcp, or ucx (RDMA where the NIC has it; UCX_TLS picks UCX's transports)")
+    ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"],
+                    help="tcp, or ucx (RDMA where the NIC has it; UCX_TLS picks UCX's transports)")
     ps.add_argument("--capacity", default="0", help="bytes the node holds, e.g. 8GiB (0: unbounded)")
     ps.add_argument("--dir", default="", help="persist frames in this directory, served again after a restart")
     ps.add_argument("--token-file", default="", help="file holding the shared secret clients must prove")
     ps.add_argument("--tls-cert", default="", help="PEM certificate: the tcp transport then speaks TLS 1.3")
     ps.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
     ps.set_defaults(fn=_serve)
-    args = p.parse_args(argv)
+
+    pl = sub.add_parser("load", help="load a model's weights (.safetensors or a FlexGen -np directory) into a store",
+                        formatter_class=fmt)
+    pl.add_argument("src", help="a .safetensors file or a FlexGen <model>-np directory")
+    pl.add_argument("--to", required=True, metavar="URL", help="store URL, e.g. file:///data/weights or tcp://host:7707")
+    pl.add_argument("--prefix", default="", help="prepended to every tensor name")
+    pl.add_argument("--codec", default="auto",
+                    help="codec for every tensor; a tensor it cannot code is stored with auto (and named)")
+    pl.add_argument("--dtype", default=None, choices=["float16", "bfloat16", "float32", "float64"],
+                    help="convert floating-point tensors to this dtype first (default: keep)")
+    pl.add_argument("--token-file", default="", metavar="FILE", help="file holding the node's shared secret")
+    pl.add_argument("--quiet", action="store_true", help="no progress bar (none is drawn when stderr is not a terminal)")
+    pl.set_defaults(fn=_load)
+
+    pe = sub.add_parser("export", help="write a store's tensors to a .safetensors file", formatter_class=fmt)
+    _store_args(pe)
+    pe.add_argument("--to", required=True, metavar="FILE", help="the .safetensors file to write")
+    pe.add_argument("--prefix", default="", help="only keys starting with this; names in the file drop it")
+    pe.set_defaults(fn=_export)
+
+    pls = sub.add_parser("ls", help="list a store's keys", formatter_class=fmt)
+    _store_args(pls)
+    pls.add_argument("prefix", nargs="?", default="", metavar="PREFIX", help="only keys starting with this")
+    pls.add_argument("-l", "--long", action="store_true", help="dtype, shape, raw and stored bytes, codec")
+    pls.set_defaults(fn=_ls)
+
+    pst = sub.add_parser("stat", help="a tensor's header (dtype, shape, sizes, codec), or the store's usage",
+                         formatter_class=fmt)
+    _store_args(pst, key="optional")
+    pst.add_argument("--json", action="store_true", help="machine-readable output")
+    pst.set_defaults(fn=_stat)
+
+    pg = sub.add_parser("get", help="print a tensor, or save it as .npy", formatter_class=fmt)
+    _store_args(pg, key="required")
+    pg.add_argument("--out", default=None, metavar="FILE.npy", help="write the tensor here (np.save) instead")
+    pg.set_defaults(fn=_get)
+
+    pr = sub.add_parser("rm", help="delete keys", formatter_class=fmt)
+    _store_args(pr)
+    pr.add_argument("keys", nargs="+", metavar="KEY")
+    pr.set_defaults(fn=_rm)
+    return p
+
+
+def _quiet_stdout() -> None:
+    """The reader of our stdout left (`gotensor info | head -1`): drop what
+    is still buffered instead of failing again at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _scrub(text: str, args) -> str:
+    """text without any secret this command was given (URL token=, --token-file, GOTENSOR_TOKEN)."""
+    import re
+    from urllib.parse import unquote
+    secrets = {os.environ.get("GOTENSOR_TOKEN", "")}
+    for url in (getattr(args, "url", ""), getattr(args, "to", "")):
+        secrets.update(unquote(m) for m in re.findall(r"[?&]token=([^&]*)", url or ""))
     try:
-        return args.fn(args)
+        secrets.add(_token(args) or "")
+    except Exception:  # noqa: BLE001 - an unreadable token file holds no secret to hide
+        pass
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def main(argv=None) -> int:
+    args = None
+    try:
+        p = parser()
+        args, extra = p.parse_known_args(argv)
+        if extra and args.cmd != "serve":
+            p.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.extra = extra
+        rc = args.fn(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try
+        return rc
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 0  # the reader chose to stop reading: not an error of ours
+    except KeyboardInterrupt:
+        return 130
     except Exception as e:  # a clear message, not a traceback
         from .errors import GotensorError
-        if isinstance(e, GotensorError):
-            print(f"gotensor: {e}", file=sys.stderr)
+        if isinstance(e, (GotensorError, OSError)):
+            kind = f"{type(e).__name__}: " if isinstance(e, GotensorError) else ""
+            print(_scrub(f"gotensor: {kind}{e}", args), file=sys.stderr)
             return 1
         raise
 

@@ -83,7 +83,12 @@ _BY_KIND["Internal"] = InternalError
 
 
 def from_kind(kind: str, message: str) -> GotensorError:
-    """The exception for an error of the given kind."""
+    """The exception for an error of the given kind. The class names the
+    kind, so a "Kind: " prefix of the Go message is dropped (a traceback
+    would otherwise read "InvalidArgument: InvalidArgument: ...")."""
+    prefix = kind + ": "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
     return _BY_KIND.get(kind, InternalError)(message)
 
 

@@ -284,3 +284,10 @@ class Store:
     def usage(self) -> dict[str, Any]:
         """Keys, bytes used and capacity (0 = unbounded)."""
         return json.loads(errors.call(native.usage, self._handle))
+
+    def save_safetensors(self, path, keys=None) -> dict[str, Any]:
+        """Write the tensors under keys (default: every key), named by their
+        keys, to the .safetensors file at path (via the safetensors library);
+        returns {"tensors": n, "raw_bytes": b}."""
+        from .export import save_safetensors
+        return save_safetensors(self, path, keys)

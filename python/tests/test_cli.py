@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -44,3 +45,94 @@ def test_gpu_affinity_stays_off_without_gpu():
     if gotensor.info()["hardware"]["gpus"]:
         pytest.skip("a GPU is present")
     assert gotensor.set_gpu_affinity(True) is False
+
+
+def _gotensor(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "gotensor", *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def _imported(stderr: str) -> set[str]:
+    """Top-level modules a `python -X importtime` run imported."""
+    return {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_import_gotensor_loads_neither_torch_nor_the_core():
+    code = "import sys, gotensor; print(sorted(m for m in ('torch', 'numpy', 'gotensor._native') if m in sys.modules))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]", r.stdout
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["serve", "--help"]])
+def test_help_and_version_do_not_import_torch(args):
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "gotensor", *args], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "torch" not in _imported(r.stderr)
+    if args == ["--version"]:
+        assert r.stdout.strip() == f"gotensor {gotensor.__version__}"
+
+
+def test_serve_help_shows_defaults():
+    out = " ".join(_gotensor("serve", "--help").stdout.split())
+    assert "(default: 127.0.0.1:7707)" in out and "(default: tcp)" in out and "(default: 0)" in out
+
+
+def test_serve_execs_the_go_node_without_torch_and_it_answers(tmp_path):
+    import torch
+    log = tmp_path / "stderr"  # a file: -X importtime's lines must not fill a pipe nobody reads
+    with open(log, "w") as err:
+        p = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "gotensor", "serve", "--listen", "127.0.0.1:0",
+                              "--capacity", "16MiB"], stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        line = p.stdout.readline()
+        assert "listening on " in line, (line, log.read_text()[-2000:])
+        assert "torch" not in _imported(log.read_text())
+        exe = os.readlink(f"/proc/{p.pid}/exe")
+        assert os.path.basename(exe) == "gotensor-serve", exe  # the Python process became the Go node
+        with gotensor.open(line.split("listening on ")[1].split()[0]) as s:
+            s.write_tensor("k", torch.arange(1000))
+            assert torch.equal(s.read_tensor("k"), torch.arange(1000))
+        with open(f"/proc/{p.pid}/status") as f:
+            rss_mb = next(int(x.split()[1]) for x in f if x.startswith("VmRSS:")) / 1024
+        assert rss_mb < 60, rss_mb
+    finally:
+        p.terminate()
+        p.wait(timeout=20)
+    assert p.returncode == 0  # SIGTERM: a clean shutdown
+
+
+def test_gotensor_serve_node_is_on_path():
+    exe = shutil.which("gotensor-serve")
+    assert exe, "pip install . puts the Go node on PATH"
+    r = subprocess.run([exe, "-h"], capture_output=True, text=True)
+    assert "-capacity" in r.stderr
+
+
+def test_info_into_a_closed_pipe_exits_cleanly():
+    # `gotensor info | head -1`: the reader is gone before gotensor writes
+    p = subprocess.Popen([sys.executable, "-m", "gotensor", "info"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_errors_name_their_class_once():
+    with pytest.raises(gotensor.InvalidArgument) as e:
+        gotensor.open("mem://x?capacity=abc")
+    assert not str(e.value).startswith("InvalidArgument"), str(e.value)
+    r = _gotensor("ls", "mem://x?capacity=abc")
+    assert r.returncode == 1 and r.stderr.count("InvalidArgument") == 1 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_async_errors_name_their_class_once():
+    with gotensor.open("mem://") as s:
+        with pytest.raises(gotensor.KeyNotFound) as e:
+            s.read_tensor_async("missing").result(timeout=30)
+    assert not str(e.value).startswith("KeyNotFound"), str(e.value)
+
+
+def test_serve_passes_flags_it_does_not_know_to_the_node():
+    r = _gotensor("serve", "--no-such-flag", "1")
+    assert r.returncode == 2 and "flag provided but not defined: -no-such-flag" in r.stderr, r.stderr
+    r = _gotensor("ls", "mem://", "--no-such-flag")
+    assert r.returncode == 2 and "unrecognized arguments" in r.stderr

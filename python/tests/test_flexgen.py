@@ -140,7 +140,7 @@ def test_gotensor_load_then_flexgen_reads_weights_from_the_store(tmp_path, model
     url = f"file://{tmp_path}/weights"
     r = subprocess.run([sys.executable, "-m", "gotensor", "load", f"{path}/{cfg.name}-np", "--to", url,
                         "--prefix", "opt/"], capture_output=True, text=True, check=True)
-    assert "loaded" in r.stdout and "tensors" in r.stderr  # a summary and a progress bar
+    assert "loaded" in r.stdout  # a summary (the progress bar is drawn only on a terminal)
     pol = policy(*POLICIES["weights-on-store"])
     with cpu_shim():
         ref_env = gtf.execution_env("mem://")

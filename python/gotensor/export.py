@@ -1,0 +1,50 @@
+"""A store's tensors into a .safetensors file, through the safetensors
+library: Store.save_safetensors and `gotensor export URL --to FILE`."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from .errors import InvalidArgument, Unsupported
+
+
+def _save(store, path: str | os.PathLike, names: dict[str, str]) -> dict:
+    """Write {name in the file: key in the store} to path (replaced only once
+    the whole file is written). Returns tensors and raw_bytes."""
+    try:
+        from safetensors.torch import save_file
+    except ImportError:  # pragma: no cover - torch is optional for gotensor, not for export
+        raise Unsupported("writing .safetensors needs torch and safetensors installed") from None
+    path = os.fspath(path)
+    tensors = store.read_tensors(list(names.values()))
+    out = {name: tensors[key] for name, key in names.items()}
+    tmp = path + ".tmp"
+    try:
+        save_file(out, tmp, metadata={"format": "pt"})
+        os.replace(tmp, path)
+    except (ValueError, TypeError, KeyError) as e:  # a dtype safetensors has no name for
+        raise Unsupported(f"{path}: safetensors cannot hold these tensors ({e})") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return {"tensors": len(out), "raw_bytes": sum(t.numel() * t.element_size() for t in out.values())}
+
+
+def save_safetensors(store, path: str | os.PathLike, keys: Iterable[str] | None = None) -> dict:
+    """The tensors under keys (all of the store's when None), named by
+    their keys, into the .safetensors file at path."""
+    keys = store.keys() if keys is None else list(keys)
+    return _save(store, path, {k: k for k in keys})
+
+
+def export(store, path: str | os.PathLike, prefix: str = "") -> dict:
+    """The keys starting with prefix into path, named without the prefix
+    (`gotensor load FILE --prefix P` puts them back under the same keys)."""
+    keys = store.keys(prefix)
+    if not keys:
+        raise InvalidArgument(f"{store.url} has no keys starting with {prefix!r}: nothing to export")
+    names = {k[len(prefix):]: k for k in keys}
+    if "" in names:
+        raise InvalidArgument(f"key {prefix!r} equals the prefix: it would have no name in the file")
+    return _save(store, path, names)

@@ -153,8 +153,13 @@ type countingAlloc struct {
 	got, back int
 }
 
-func (a *countingAlloc) Get(n int) []byte { a.mu.Lock(); a.got++; a.mu.Unlock(); return make([]byte, n) }
-func (a *countingAlloc) Put([]byte)       { a.mu.Lock(); a.back++; a.mu.Unlock() }
+func (a *countingAlloc) Get(n int) []byte {
+	a.mu.Lock()
+	a.got++
+	a.mu.Unlock()
+	return make([]byte, n)
+}
+func (a *countingAlloc) Put([]byte) { a.mu.Lock(); a.back++; a.mu.Unlock() }
 
 // An aborted codec-none writer gives its lent frame buffer back.
 func TestWriterAbortReturnsBuffer(t *testing.T) {

@@ -118,6 +118,19 @@ func (r *Reader) DecodeRange(ctx context.Context, off int64, dst []byte, pin par
 	if len(dst) == 0 {
 		return nil
 	}
+	if r.src == nil { // all at hand: one parallel decode
+		first := int(off / int64(h.ChunkSize))
+		n := int((int64(len(dst)) + int64(h.ChunkSize) - 1) / int64(h.ChunkSize))
+		start := h.Size()
+		for i := 0; i < first; i++ {
+			start += int(h.Chunks[i].EncLen)
+		}
+		stop := start
+		for i := first; i < first+n; i++ {
+			stop += int(h.Chunks[i].EncLen)
+		}
+		return decodeChunks(ctx, h, first, r.at[start:stop], dst, pin)
+	}
 	spans := r.spans(int(off/int64(h.ChunkSize)), int((off+int64(len(dst))+int64(h.ChunkSize)-1)/int64(h.ChunkSize)))
 	if len(spans) == 1 {
 		return r.decodeSpan(ctx, spans[0], dst, pin)

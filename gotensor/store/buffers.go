@@ -18,8 +18,8 @@ type Lender interface {
 
 // Leaser is a store whose frames can be read in place. The frame Lease
 // returns stays unchanged, even if its key is replaced or deleted, until
-// release is called; then the store may reuse its memory. A lease that is
-// never released only keeps that memory from being reused.
+// release is called, exactly once; then the store may reuse its memory. A
+// lease that is never released only keeps that memory from being reused.
 type Leaser interface {
 	Lease(ctx context.Context, key string) (frame []byte, release func(), err error)
 }

@@ -47,11 +47,20 @@ type memFrame struct {
 	b       []byte
 	refs    atomic.Int32
 	escaped atomic.Bool // handed out without a lease (Get): never reused
+	pool    *pool.Bytes
+	release func() // unref, made once per frame so a lease allocates nothing
 }
 
-func (s *Mem) unref(f *memFrame) {
+func newMemFrame(b []byte, p *pool.Bytes) *memFrame {
+	f := &memFrame{b: b, pool: p}
+	f.refs.Store(1)
+	f.release = f.unref
+	return f
+}
+
+func (f *memFrame) unref() {
 	if f.refs.Add(-1) == 0 && !f.escaped.Load() {
-		s.pool.Put(f.b)
+		f.pool.Put(f.b)
 	}
 }
 
@@ -74,19 +83,18 @@ func (s *Mem) LendFrame(n int) []byte { return s.pool.Get(n) }
 // ReturnFrame takes back a lent buffer that was not Put.
 func (s *Mem) ReturnFrame(b []byte) { s.pool.Put(b) }
 
-// Lease returns the frame under key, held until release.
+// Lease returns the frame under key, held until release is called (once).
 func (s *Mem) Lease(_ context.Context, key string) ([]byte, func(), error) {
-	f, err := s.lookup(key, func(f *memFrame) { f.refs.Add(1) })
+	f, err := s.lookup(key, hold)
 	if err != nil {
 		return nil, nil, err
 	}
-	var once atomic.Bool
-	return f.b, func() {
-		if once.CompareAndSwap(false, true) {
-			s.unref(f)
-		}
-	}, nil
+	return f.b, f.release, nil
 }
+
+func hold(f *memFrame)   { f.refs.Add(1) }
+func escape(f *memFrame) { f.escaped.Store(true) }
+func peek(*memFrame)     {}
 
 func (s *Mem) URL() string { return s.url }
 
@@ -111,12 +119,10 @@ func (s *Mem) Put(_ context.Context, key string, frame []byte) error {
 	if s.capacity > 0 && s.bytes-oldLen+int64(len(frame)) > s.capacity {
 		return full(int64(len(frame)), s.bytes, s.capacity, s.url)
 	}
-	f := &memFrame{b: frame}
-	f.refs.Store(1)
-	s.m[key] = f
+	s.m[key] = newMemFrame(frame, s.pool)
 	s.bytes += int64(len(frame)) - oldLen
 	if old != nil {
-		s.unref(old)
+		old.unref()
 	}
 	return nil
 }
@@ -141,7 +147,7 @@ func (s *Mem) lookup(key string, hold func(*memFrame)) (*memFrame, error) {
 
 // Get returns the frame itself; its memory is then never reused.
 func (s *Mem) Get(_ context.Context, key string) ([]byte, error) {
-	f, err := s.lookup(key, func(f *memFrame) { f.escaped.Store(true) })
+	f, err := s.lookup(key, escape)
 	if err != nil {
 		return nil, err
 	}
@@ -173,12 +179,12 @@ func (s *Mem) Delete(_ context.Context, key string) error {
 	}
 	s.bytes -= int64(len(f.b))
 	delete(s.m, key)
-	s.unref(f)
+	f.unref()
 	return nil
 }
 
 func (s *Mem) Has(_ context.Context, key string) (bool, error) {
-	_, err := s.lookup(key, func(*memFrame) {})
+	_, err := s.lookup(key, peek)
 	if errs.Is(err, errs.KeyNotFound) {
 		return false, nil
 	}

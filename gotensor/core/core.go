@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -176,6 +177,7 @@ type Fetched struct {
 	remote  bool // read piece by piece from a store across a link
 	release func()
 	once    sync.Once
+	done    atomic.Bool // released
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -227,6 +229,9 @@ func (f *Fetched) DecodeInto(ctx context.Context, dst []byte) error {
 // that changes under it (another writer replaced it), or whose piece
 // arrives damaged, is read again whole once.
 func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error {
+	if f.done.Load() {
+		return errs.New(errs.InvalidArgument, "key %q: fetched frame decoded after Release", f.key)
+	}
 	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
 	if f.remote && errs.Is(err, errs.CorruptData) {
 		err = f.decodeCurrent(ctx, off, dst)
@@ -254,6 +259,7 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 // the Fetched must not be decoded afterwards.
 func (f *Fetched) Release() {
 	f.once.Do(func() {
+		f.done.Store(true)
 		if f.release != nil {
 			f.release()
 		}

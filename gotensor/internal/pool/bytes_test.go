@@ -28,3 +28,17 @@ func TestBytesReusesBySizeAndStaysBounded(t *testing.T) {
 		t.Fatalf("pool holds %d bytes after an oversized put", p.Held())
 	}
 }
+
+func TestBoundedPoolDropsLargeObjects(t *testing.T) {
+	p := NewBounded(func() *[]byte { return new([]byte) }, func(b *[]byte) int { return cap(*b) }, 1<<20)
+	big := make([]byte, 2<<20)
+	p.Put(&big)
+	if got := p.Get(); cap(*got) != 0 {
+		t.Fatal("an object above the size bound was kept")
+	}
+	small := make([]byte, 1<<10)
+	p.Put(&small)
+	if got := p.Get(); cap(*got) != 1<<10 {
+		t.Fatal("an object within the bound was dropped")
+	}
+}

@@ -22,6 +22,7 @@ const Version = "0.1.0"
 // Store writes and reads tensors through a frame store.
 type Store struct {
 	st     store.Store
+	frames frame.Alloc // where whole frames are built
 	Limits frame.Limits
 	Frame  frame.Options
 }
@@ -38,7 +39,7 @@ func Open(url string) (*Store, error) {
 // Wrap puts the tensor API over an open frame store. The largest tensor
 // it writes or decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
 func Wrap(st store.Store) *Store {
-	return &Store{st: st, Limits: frame.DefaultLimits}
+	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits}
 }
 
 // Frames is the underlying frame store.
@@ -69,10 +70,10 @@ func (s *Store) options(ctx context.Context) frame.Options {
 	return opt
 }
 
-// alloc is where whole frames are built: memory the store lends, when it
-// recycles frames, else the heap.
-func (s *Store) alloc() frame.Alloc {
-	if l, ok := s.st.(store.Lender); ok {
+// allocOf is where whole frames for st are built: memory the store lends,
+// when it recycles frames, else the heap.
+func allocOf(st store.Store) frame.Alloc {
+	if l, ok := st.(store.Lender); ok {
 		return lent{l}
 	}
 	return frame.Heap
@@ -107,8 +108,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if int64(len(raw)) >= StreamMin && store.Streams(s.st) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param)
 	}
-	alloc := s.alloc()
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), alloc)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, key, f, alloc)
+	return s.put(ctx, key, f, s.frames)
 }
 
 // Encode builds the frame for a tensor, as WriteTensor would store it
@@ -133,9 +133,8 @@ func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error
 // parts are whole chunks, in any order); nothing is visible under the key
 // until Commit, and Abort drops it.
 type Writer struct {
-	s     *Store
-	key   string
-	alloc frame.Alloc
+	s   *Store
+	key string
 	*frame.Writer
 }
 
@@ -149,12 +148,11 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err != nil {
 		return nil, err
 	}
-	alloc := s.alloc()
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), alloc)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{s: s, key: key, alloc: alloc, Writer: w}, nil
+	return &Writer{s: s, key: key, Writer: w}, nil
 }
 
 // Commit stores the frame once every part is written.
@@ -163,7 +161,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.s.put(ctx, w.key, f, w.alloc)
+	return w.s.put(ctx, w.key, f, w.s.frames)
 }
 
 // Fetched is a frame read from a store, header validated, not yet

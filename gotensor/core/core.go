@@ -37,7 +37,7 @@ func Open(url string) (*Store, error) {
 }
 
 // Wrap puts the tensor API over an open frame store. The largest tensor
-// it writes or decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
+// it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
 func Wrap(st store.Store) *Store {
 	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits}
 }
@@ -64,9 +64,6 @@ func pinOf(ctx context.Context) parallel.Pin {
 func (s *Store) options(ctx context.Context) frame.Options {
 	opt := s.Frame
 	opt.Pin = pinOf(ctx)
-	if opt.Limits == (frame.Limits{}) {
-		opt.Limits = s.Limits
-	}
 	return opt
 }
 
@@ -122,11 +119,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 // Encode builds the frame for a tensor, as WriteTensor would store it
 // (whole, on the heap).
 func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
-	opt := s.Frame
-	if opt.Limits == (frame.Limits{}) {
-		opt.Limits = s.Limits
-	}
-	return frame.Encode(meta, raw, spec, opt)
+	return frame.Encode(meta, raw, spec, s.Frame)
 }
 
 // Writer writes a tensor into the store part by part (see frame.Writer:

@@ -11,7 +11,6 @@ import (
 type Options struct {
 	ChunkSize int          // raw bytes per chunk; 0 means DefaultChunkSize
 	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
-	Limits    Limits       // the largest tensor written; zero: DefaultLimits
 }
 
 // Alloc provides the memory of whole frames; a store lends the buffers of
@@ -63,13 +62,6 @@ func newHeader(meta tensor.Meta, c codec.Codec, param uint32, opt Options) (*Hea
 	want, err := meta.NumBytes()
 	if err != nil {
 		return nil, codec.Info{}, err
-	}
-	lim := opt.Limits
-	if lim == (Limits{}) {
-		lim = DefaultLimits
-	}
-	if want > lim.MaxRawBytes {
-		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "%s%v holds %d bytes, above the limit of %d", meta.DType, meta.Shape, want, lim.MaxRawBytes)
 	}
 	if !c.Supports(meta.DType) {
 		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)

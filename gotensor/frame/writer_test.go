@@ -137,14 +137,6 @@ func TestWriterRefusesMisalignedAndIncomplete(t *testing.T) {
 	if err := w.WriteAt(raw[:65536], 0); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("write after finish: %v", err)
 	}
-	if _, err := NewWriter(tensor.Meta{DType: tensor.Uint8, Shape: []int64{1 << 20}}, codecNone(t), 0, Options{Limits: Limits{MaxRawBytes: 1000}}, Heap); !errs.Is(err, errs.InvalidArgument) {
-		t.Fatalf("above the limit: %v", err)
-	}
-}
-
-func codecNone(t *testing.T) codec.Codec {
-	c, _ := codec.ByName("none")
-	return c
 }
 
 // countingAlloc records what a writer takes from and gives back to a store.

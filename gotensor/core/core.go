@@ -81,12 +81,12 @@ type lent struct{ store.Lender }
 func (l lent) Get(n int) []byte { return l.LendFrame(n) }
 func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 
-// put stores a whole frame built from alloc, handing its memory back if
+// put stores a whole frame built in s.frames, handing its memory back if
 // the store refuses it.
-func (s *Store) put(ctx context.Context, key string, f []byte, alloc frame.Alloc) error {
+func (s *Store) put(ctx context.Context, key string, f []byte) error {
 	err := s.st.Put(ctx, key, f)
 	if err != nil {
-		alloc.Put(f)
+		s.frames.Put(f)
 	}
 	return err
 }
@@ -113,7 +113,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, key, f, s.frames)
+	return s.put(ctx, key, f)
 }
 
 // Encode builds the frame for a tensor, as WriteTensor would store it
@@ -154,7 +154,7 @@ func (w *Writer) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.s.put(ctx, w.key, f, w.s.frames)
+	return w.s.put(ctx, w.key, f)
 }
 
 // Fetched is a frame read from a store, header validated, not yet

@@ -41,6 +41,14 @@ func TestCodecPanicIsInternalError(t *testing.T) {
 		if err := s.ReadTensor(ctx, "p", meta, dst); !errs.Is(err, errs.Internal) {
 			t.Fatalf("%s: decode panic: %v", name, err)
 		}
+		small := tensor.Meta{DType: tensor.Uint8, Shape: []int64{1000}} // one chunk, coded inline
+		if err := s.WriteTensor(ctx, "s", small, raw[:1000], faultcodec.PanicEncode); !errs.Is(err, errs.Internal) {
+			t.Fatalf("%s: small encode panic: %v", name, err)
+		}
+		s.WriteTensor(ctx, "s", small, raw[:1000], faultcodec.PanicDecode)
+		if err := s.ReadTensor(ctx, "s", small, dst[:1000]); !errs.Is(err, errs.Internal) {
+			t.Fatalf("%s: small decode panic: %v", name, err)
+		}
 		w, err := s.BeginWrite(ctx, "q", meta, faultcodec.PanicEncode)
 		if err != nil {
 			t.Fatal(err)

@@ -41,6 +41,9 @@ func BenchmarkMemPath(b *testing.B) {
 			}
 		})
 		b.Run("read"+size, func(b *testing.B) {
+			if err := s.WriteTensor(ctx, "k", meta, raw, "none"); err != nil {
+				b.Fatal(err)
+			}
 			b.SetBytes(int64(n))
 			for b.Loop() {
 				if err := s.ReadTensor(ctx, "k", meta, dst); err != nil {

@@ -227,7 +227,7 @@ func decodeChunks(ctx context.Context, h *Header, first int, src, dst []byte, pi
 	}
 	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
 	if n == 1 {
-		return decodeChunk(ctx, c, in, h.Chunks[first], src, dst, first)
+		return parallel.Safe(func() error { return decodeChunk(ctx, c, in, h.Chunks[first], src, dst, first) })
 	}
 	offs := make([]int, n+1)
 	for j := 0; j < n; j++ {

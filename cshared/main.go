@@ -175,6 +175,7 @@ func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.si
 		if err != nil {
 			return err
 		}
+		defer f.Release()
 		hd := f.Header
 		st := &core.Stat{Shape: hd.Meta.Shape, RawBytes: hd.RawSize, StoredBytes: int64(hd.Size()) + hd.PayloadSize(), Codec: codecName(hd.Codec)}
 		fillInfo(info, st, hd.Meta.DType)
@@ -186,7 +187,7 @@ func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.si
 		if err != nil {
 			return err
 		}
-		return f.DecodeInto(dst)
+		return f.DecodeInto(context.Background(), dst)
 	})
 }
 

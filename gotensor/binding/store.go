@@ -110,7 +110,8 @@ func Decode(fh int64, dst []byte, gpu int) error {
 	if err != nil {
 		return err
 	}
-	return f.DecodeIntoPinned(dst, pinFor(gpu))
+	defer f.Release()
+	return f.DecodeInto(gpuContext(gpu), dst)
 }
 
 // gpuContext carries the pinning for work on a GPU's tensor.
@@ -137,7 +138,11 @@ func pinFor(gpu int) parallel.Pin {
 }
 
 // Release drops a fetch handle without decoding.
-func Release(fh int64) { fetches.take(fh) }
+func Release(fh int64) {
+	if f, err := fetches.take(fh); err == nil {
+		f.Release()
+	}
+}
 
 // Stat returns the stored tensor's description as JSON.
 func Stat(h int64, key string) (string, error) {
@@ -237,7 +242,11 @@ func CommitWrite(wh int64) error {
 }
 
 // AbortWrite drops a streamed write.
-func AbortWrite(wh int64) { writers.take(wh) }
+func AbortWrite(wh int64) {
+	if w, err := writers.take(wh); err == nil {
+		w.Abort()
+	}
+}
 
 // FetchChunk is the chunk size a fetched frame's ranges align to.
 func FetchChunk(fh int64) (int64, error) {
@@ -255,7 +264,7 @@ func DecodeRange(fh, off int64, dst []byte, gpu int) error {
 	if err != nil {
 		return err
 	}
-	return f.DecodeRange(off, dst, pinFor(gpu))
+	return f.DecodeRange(gpuContext(gpu), off, dst)
 }
 
 var servers = &table[*node.Node]{name: "server"}

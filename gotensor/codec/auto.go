@@ -6,26 +6,47 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-// Choose picks a lossless codec for a tensor from its dtype and a sample
-// of its bytes: byte planes for floats, LZ4 for other data that a sample
-// shows compressible, none otherwise. Whatever it picks, the frame never
-// stores a chunk larger than raw, so "auto" never costs more than "none".
-func Choose(meta tensor.Meta, raw []byte) Codec {
-	if (planes{}).Supports(meta.DType) && len(raw) >= 256 {
-		return planes{}
+// Auto is the spec that lets Resolve pick the codec.
+const Auto = "auto"
+
+// Hint is what a caller knows about where a frame goes, for choosing its
+// codec. The zero Hint (or nil) says nothing; the present choice uses the
+// dtype and a sample only, and a link-aware cost model adds fields here.
+type Hint struct{}
+
+// Resolve turns a codec spec into a codec and its frame parameter; the
+// one place "auto" is read. sample is the tensor's bytes or a part of them,
+// nil when they are not known yet (a write staged part by part).
+//
+// "auto" picks a lossless codec: byte planes for floats, LZ4 for other data
+// that a sample shows compressible, none otherwise. Whatever it picks, the
+// frame never stores a chunk larger than raw, so "auto" never costs more
+// space than "none".
+func Resolve(spec string, meta tensor.Meta, sample []byte, _ *Hint) (Codec, uint32, error) {
+	if spec != Auto {
+		return Parse(spec)
 	}
+	if (planes{}).Supports(meta.DType) && (sample == nil || len(sample) >= 256) {
+		return planes{}, 0, nil
+	}
+	if sample != nil && compressible(sample) {
+		return lz4Block{}, 0, nil
+	}
+	return none{}, 0, nil
+}
+
+// compressible says whether LZ4 shrinks a 64 KiB sample by 10% or more.
+func compressible(raw []byte) bool {
 	const sample = 64 << 10
 	s := raw
 	if len(s) > sample {
 		s = s[len(s)/2-sample/2:][:sample] // from the middle: headers and padding skew the ends
 	}
 	if len(s) < 64 {
-		return none{}
+		return false
 	}
 	buf := make([]byte, lz4.CompressBlockBound(len(s)))
 	var c lz4.Compressor
-	if n, err := c.CompressBlock(s, buf); err == nil && n > 0 && n < len(s)*9/10 {
-		return lz4Block{}
-	}
-	return none{}
+	n, err := c.CompressBlock(s, buf)
+	return err == nil && n > 0 && n < len(s)*9/10
 }

@@ -5,7 +5,8 @@ package core
 
 import (
 	"context"
-	"os"
+	"sync"
+	"sync/atomic"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -22,6 +23,7 @@ const Version = "0.1.0"
 // Store writes and reads tensors through a frame store.
 type Store struct {
 	st     store.Store
+	frames frame.Alloc // where whole frames are built
 	Limits frame.Limits
 	Frame  frame.Options
 }
@@ -37,35 +39,13 @@ func Open(url string) (*Store, error) {
 }
 
 // Wrap puts the tensor API over an open frame store. The largest tensor
-// it decodes is frame.DefaultLimits', or GOTENSOR_MAX_TENSOR_BYTES ("64GiB").
+// it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
 func Wrap(st store.Store) *Store {
-	lim := frame.DefaultLimits
-	if v := os.Getenv("GOTENSOR_MAX_TENSOR_BYTES"); v != "" {
-		if n, err := store.ParseSize(v); err == nil && n > 0 {
-			lim.MaxRawBytes = n
-		}
-	}
-	return &Store{st: st, Limits: lim}
+	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits}
 }
 
 // Frames is the underlying frame store.
 func (s *Store) Frames() store.Store { return s.st }
-
-// WriteTensor encodes raw (the tensor's contiguous bytes) with the named
-// codec and stores the frame under key. raw is not retained.
-func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, codecName string) error {
-	if err := store.ValidateKey(key); err != nil {
-		return err
-	}
-	if int64(len(raw)) >= StreamMin && store.Streams(s.st) {
-		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, codecName)
-	}
-	f, err := s.encode(meta, raw, codecName, pinOf(ctx))
-	if err != nil {
-		return err
-	}
-	return s.st.Put(ctx, key, f)
-}
 
 type pinKey struct{}
 
@@ -83,48 +63,91 @@ func pinOf(ctx context.Context) parallel.Pin {
 	return p
 }
 
-// Encode builds the frame for a tensor. spec is a codec name with optional
-// parameters ("q4:group=64,dim=2"), or "auto" to let codec.Choose pick.
-func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
-	return s.encode(meta, raw, spec, nil)
-}
-
-func (s *Store) encode(meta tensor.Meta, raw []byte, spec string, pin parallel.Pin) ([]byte, error) {
+func (s *Store) options(ctx context.Context) frame.Options {
 	opt := s.Frame
-	opt.Pin = pin
-	if spec == "auto" {
-		return frame.EncodeWith(meta, raw, codec.Choose(meta, raw), 0, opt)
-	}
-	return frame.Encode(meta, raw, spec, opt)
+	opt.Pin = pinOf(ctx)
+	return opt
 }
 
-// Writer streams a tensor into the store part by part (see
-// frame.Encoder); nothing is visible under the key until Commit.
+// allocOf is where whole frames for st are built: memory the store lends,
+// when it recycles frames, else the heap.
+func allocOf(st store.Store) frame.Alloc {
+	if l, ok := st.(store.Lender); ok {
+		return lent{l}
+	}
+	return frame.Heap
+}
+
+type lent struct{ store.Lender }
+
+func (l lent) Get(n int) []byte { return l.LendFrame(n) }
+func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
+
+// put stores a whole frame built in s.frames, handing its memory back if
+// the store refuses it.
+func (s *Store) put(ctx context.Context, key string, f []byte) error {
+	err := s.st.Put(ctx, key, f)
+	if err != nil {
+		s.frames.Put(f)
+	}
+	return err
+}
+
+// WriteTensor encodes raw (the tensor's contiguous bytes) with the named
+// codec ("auto": see codec.Resolve) and stores the frame under key. raw is
+// not retained.
+func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, spec string) error {
+	if err := store.ValidateKey(key); err != nil {
+		return err
+	}
+	c, param, err := codec.Resolve(spec, meta, raw, nil)
+	if err != nil {
+		return err
+	}
+	if int64(len(raw)) >= StreamMin && store.Streams(s.st) {
+		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param)
+	}
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	if err != nil {
+		return err
+	}
+	f, err := w.Encode(raw)
+	if err != nil {
+		return err
+	}
+	return s.put(ctx, key, f)
+}
+
+// Encode builds the frame for a tensor, as WriteTensor would store it
+// (whole, on the heap).
+func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
+	return frame.Encode(meta, raw, spec, s.Frame)
+}
+
+// Writer writes a tensor into the store part by part (see frame.Writer:
+// parts are whole chunks, in any order); nothing is visible under the key
+// until Commit, and Abort drops it.
 type Writer struct {
 	s   *Store
 	key string
-	*frame.Encoder
+	*frame.Writer
 }
 
-// BeginWrite starts a streamed write. "auto" picks by dtype alone (planes
-// for floats, else none): the bytes are not there yet to sample.
+// BeginWrite starts a write staged part by part. "auto" picks by dtype
+// alone: the bytes are not there yet to sample.
 func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, spec string) (*Writer, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
-	if spec == "auto" {
-		spec = "none"
-		if c, _ := codec.ByName("planes"); c.Supports(meta.DType) {
-			spec = "planes"
-		}
-	}
-	opt := s.Frame
-	opt.Pin = pinOf(ctx)
-	e, err := frame.NewEncoder(meta, spec, opt)
+	c, param, err := codec.Resolve(spec, meta, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{s: s, key: key, Encoder: e}, nil
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	if err != nil {
+		return nil, err
+	}
+	return &Writer{s: s, key: key, Writer: w}, nil
 }
 
 // Commit stores the frame once every part is written.
@@ -133,56 +156,107 @@ func (w *Writer) Commit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.s.st.Put(ctx, w.key, f)
+	return w.s.put(ctx, w.key, f)
 }
 
-// Fetched is a frame read from a store, header validated, not yet decoded.
+// Fetched is a frame read from a store, header validated, not yet
+// decoded. Release it when done: a store that leases frames keeps the
+// frame's memory for it until then.
 type Fetched struct {
-	Header *frame.Header
-	frame  []byte
-	pin    parallel.Pin
-	src    *streamSrc // set when the frame is still in the store, read piece by piece
+	Header  *frame.Header
+	r       *frame.Reader
+	s       *Store
+	key     string
+	remote  bool // read piece by piece from a store across a link
+	release func()
+	once    sync.Once
+	done    atomic.Bool // released
 }
 
-// Fetch reads the frame under key and validates its header.
+// Fetch reads the frame under key and validates its header. From a store
+// across a link only the first piece is read now; the rest is fetched
+// while it decodes.
 func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
 	if store.Streams(s.st) {
 		return s.fetchStreamed(ctx, s.st.(store.Streamer), key)
 	}
-	f, err := s.st.Get(ctx, key)
+	if l, ok := s.st.(store.Leaser); ok {
+		b, release, err := l.Lease(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		f, err := s.fetched(key, b)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		f.release = release
+		return f, nil
+	}
+	b, err := s.st.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	h, err := frame.ParseHeader(f, s.Limits)
+	return s.fetched(key, b)
+}
+
+func (s *Store) fetched(key string, b []byte) (*Fetched, error) {
+	r, err := frame.NewReader(b, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
-	return &Fetched{Header: h, frame: f, pin: pinOf(ctx)}, nil
+	return &Fetched{Header: r.Header, r: r, s: s, key: key}, nil
 }
 
-// DecodeInto decodes the fetched tensor into dst (exactly its byte size).
-func (f *Fetched) DecodeInto(dst []byte) error {
-	return f.DecodeIntoPinned(dst, f.pin)
+// DecodeInto decodes the fetched tensor into dst (exactly its byte size);
+// workers are pinned as ctx says (WithPin).
+func (f *Fetched) DecodeInto(ctx context.Context, dst []byte) error {
+	if int64(len(dst)) != f.Header.RawSize {
+		return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor has %d", len(dst), f.Header.RawSize)
+	}
+	return f.DecodeRange(ctx, 0, dst)
 }
 
 // DecodeRange decodes the tensor bytes [off, off+len(dst)), which must be
-// whole chunks (Header.ChunkSize), into dst.
-func (f *Fetched) DecodeRange(off int64, dst []byte, pin parallel.Pin) error {
-	if f.src != nil {
-		return f.decodeStreamed(off, dst, pin)
+// whole chunks (Header.ChunkSize), into dst. A frame read piece by piece
+// that changes under it (another writer replaced it), or whose piece
+// arrives damaged, is read again whole once.
+func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error {
+	if f.done.Load() {
+		return errs.New(errs.InvalidArgument, "key %q: fetched frame decoded after Release", f.key)
 	}
-	return frame.DecodeRange(f.Header, f.frame, off, dst, pin)
+	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
+	if f.remote && errs.Is(err, errs.CorruptData) {
+		err = f.decodeCurrent(ctx, off, dst)
+	}
+	return wrapKey(err, f.key)
 }
 
-// DecodeIntoPinned is DecodeInto with its workers pinned by pin.
-func (f *Fetched) DecodeIntoPinned(dst []byte, pin parallel.Pin) error {
-	if f.src != nil {
-		if int64(len(dst)) != f.Header.RawSize {
-			return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor has %d", len(dst), f.Header.RawSize)
-		}
-		return f.decodeStreamed(0, dst, pin)
+// decodeCurrent reads the whole current frame and decodes from it.
+func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) error {
+	b, err := f.s.st.Get(ctx, f.key)
+	if err != nil {
+		return err
 	}
-	return frame.DecodeWithHeader(f.Header, f.frame, dst, pin)
+	r, err := frame.NewReader(b, f.s.Limits)
+	if err != nil {
+		return err
+	}
+	if !r.Header.Meta.Equal(f.Header.Meta) {
+		return errs.New(errs.InvalidArgument, "key %q was replaced by a %s%v tensor while it was read", f.key, r.Header.Meta.DType, r.Header.Meta.Shape)
+	}
+	return r.DecodeRange(ctx, off, dst, pinOf(ctx))
+}
+
+// Release lets the store reuse the fetched frame's memory. Idempotent;
+// the Fetched must not be decoded afterwards.
+func (f *Fetched) Release() {
+	f.once.Do(func() {
+		f.done.Store(true)
+		if f.release != nil {
+			f.release()
+		}
+	})
 }
 
 // ReadTensor decodes the tensor under key into dst after checking that it
@@ -192,11 +266,12 @@ func (s *Store) ReadTensor(ctx context.Context, key string, want tensor.Meta, ds
 	if err != nil {
 		return err
 	}
+	defer f.Release()
 	if !f.Header.Meta.Equal(want) {
 		return errs.New(errs.InvalidArgument, "key %q holds %s%v, destination is %s%v",
 			key, f.Header.Meta.DType, f.Header.Meta.Shape, want.DType, want.Shape)
 	}
-	return wrapKey(f.DecodeInto(dst), key)
+	return f.DecodeInto(ctx, dst)
 }
 
 // Stat describes a stored tensor without decoding it.
@@ -264,3 +339,8 @@ func wrapKey(err error, key string) error {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+// ctxErr is the typed error for a context that is done.
+func ctxErr(ctx context.Context) error {
+	return errs.Wrap(errs.Timeout, ctx.Err(), "write stopped")
+}

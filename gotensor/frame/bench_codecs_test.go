@@ -33,7 +33,7 @@ func BenchmarkCodec(b *testing.B) {
 			b.Run(name+"/decode", func(b *testing.B) {
 				b.SetBytes(int64(len(raw)))
 				for b.Loop() {
-					if _, err := Decode(f, dst, DefaultLimits); err != nil {
+					if _, err := Decode(ctx, f, dst, DefaultLimits); err != nil {
 						b.Fatal(err)
 					}
 				}

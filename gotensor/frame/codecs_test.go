@@ -66,7 +66,7 @@ func TestLosslessCodecsRoundTripEveryDType(t *testing.T) {
 					t.Fatalf("%s %s: frame larger than raw + header", spec, d)
 				}
 				dst := make([]byte, len(raw))
-				if _, err := Decode(f, dst, DefaultLimits); err != nil {
+				if _, err := Decode(ctx, f, dst, DefaultLimits); err != nil {
 					t.Fatalf("%s %s n=%d: %v", spec, d, n, err)
 				}
 				if !bytes.Equal(dst, raw) {
@@ -115,7 +115,7 @@ func TestQuantErrorBound(t *testing.T) {
 				t.Fatalf("%s %s: frame %d bytes >= raw %d", spec, d, len(f), len(raw))
 			}
 			dst := make([]byte, n)
-			if _, err := Decode(f, dst, DefaultLimits); err != nil {
+			if _, err := Decode(ctx, f, dst, DefaultLimits); err != nil {
 				t.Fatalf("%s %s: %v", spec, d, err)
 			}
 			levels := 15.0
@@ -180,7 +180,7 @@ func TestEveryBitFlipEveryCodec(t *testing.T) {
 		for bit := 0; bit < len(f)*8; bit += flipStride {
 			g := bytes.Clone(f)
 			g[bit/8] ^= 1 << (bit % 8)
-			if _, err := Decode(g, dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
+			if _, err := Decode(ctx, g, dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
 				t.Fatalf("%s: flip of bit %d (byte %d of %d): got %v", spec, bit, bit/8, len(f), err)
 			}
 		}
@@ -190,7 +190,7 @@ func TestEveryBitFlipEveryCodec(t *testing.T) {
 func TestAutoPicksAndNeverGrows(t *testing.T) {
 	bf := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 16}}
 	raw := weights(bf.DType, 1<<16, 1)
-	if c := codec.Choose(bf, raw); c.Name() != "planes" {
+	if c, _, _ := codec.Resolve("auto", bf, raw, nil); c.Name() != "planes" {
 		t.Fatalf("bf16 weights: %s", c.Name())
 	}
 	ints := tensor.Meta{DType: tensor.Int64, Shape: []int64{1 << 14}}
@@ -198,11 +198,11 @@ func TestAutoPicksAndNeverGrows(t *testing.T) {
 	for i := 0; i < 1<<14; i++ {
 		binary.LittleEndian.PutUint64(seq[8*i:], uint64(i))
 	}
-	if c := codec.Choose(ints, seq); c.Name() != "lz4" {
+	if c, _, _ := codec.Resolve("auto", ints, seq, nil); c.Name() != "lz4" {
 		t.Fatalf("int sequence: %s", c.Name())
 	}
 	noise := randBytes(8<<14, 3)
-	if c := codec.Choose(ints, noise); c.Name() != "none" {
+	if c, _, _ := codec.Resolve("auto", ints, noise, nil); c.Name() != "none" {
 		t.Fatalf("noise: %s", c.Name())
 	}
 }

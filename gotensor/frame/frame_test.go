@@ -2,6 +2,7 @@ package frame
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +14,8 @@ import (
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
+
+var ctx = context.Background()
 
 func randBytes(n int, seed uint64) []byte {
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -49,7 +52,7 @@ func TestRoundTripShapes(t *testing.T) {
 		raw := randBytes(int(n), uint64(n))
 		f := encodeNone(t, tc.meta, raw, tc.chunk)
 		dst := make([]byte, n)
-		h, err := Decode(f, dst, DefaultLimits)
+		h, err := Decode(ctx, f, dst, DefaultLimits)
 		if err != nil {
 			t.Fatalf("%v: %v", tc.meta, err)
 		}
@@ -81,7 +84,7 @@ func TestEncodeRejectsBadInput(t *testing.T) {
 func TestDecodeWrongDestination(t *testing.T) {
 	meta := tensor.Meta{DType: tensor.Int32, Shape: []int64{10}}
 	f := encodeNone(t, meta, make([]byte, 40), 0)
-	if _, err := Decode(f, make([]byte, 39), DefaultLimits); !errs.Is(err, errs.InvalidArgument) {
+	if _, err := Decode(ctx, f, make([]byte, 39), DefaultLimits); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -95,7 +98,7 @@ func TestEveryBitFlipIsCorruptData(t *testing.T) {
 	for bit := 0; bit < len(f)*8; bit += flipStride {
 		g := bytes.Clone(f)
 		g[bit/8] ^= 1 << (bit % 8)
-		if _, err := Decode(g, dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
+		if _, err := Decode(ctx, g, dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
 			t.Fatalf("flip of bit %d (byte %d): got %v, want CorruptData", bit, bit/8, err)
 		}
 	}
@@ -106,11 +109,11 @@ func TestEveryTruncationIsCorruptData(t *testing.T) {
 	f := encodeNone(t, meta, randBytes(8192, 3), MinChunkSize)
 	dst := make([]byte, 8192)
 	for n := 0; n < len(f); n++ {
-		if _, err := Decode(f[:n], dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
+		if _, err := Decode(ctx, f[:n], dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
 			t.Fatalf("truncated to %d: got %v", n, err)
 		}
 	}
-	if _, err := Decode(append(bytes.Clone(f), 0), dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
+	if _, err := Decode(ctx, append(bytes.Clone(f), 0), dst, DefaultLimits); !errs.Is(err, errs.CorruptData) {
 		t.Fatal("trailing byte accepted")
 	}
 }
@@ -142,7 +145,7 @@ func TestNewerVersionIsUnsupported(t *testing.T) {
 	f[4] = Version + 1
 	n, _ := HeaderLen(f)
 	binary.LittleEndian.PutUint32(f[n-4:], crc32c(f[:n-4]))
-	if _, err := Decode(f, make([]byte, 3), DefaultLimits); !errs.Is(err, errs.Unsupported) {
+	if _, err := Decode(ctx, f, make([]byte, 3), DefaultLimits); !errs.Is(err, errs.Unsupported) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -153,12 +156,12 @@ func FuzzDecode(f *testing.F) {
 	}
 	lim := Limits{MaxRawBytes: 1 << 20}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := ParseHeader(b, lim)
+		r, err := NewReader(b, lim)
 		if err != nil {
 			return
 		}
-		dst := make([]byte, h.RawSize)
-		if err := DecodeWithHeader(h, b, dst, nil); err != nil && !errs.Is(err, errs.CorruptData) {
+		dst := make([]byte, r.Header.RawSize)
+		if err := r.Decode(ctx, dst, nil); err != nil && !errs.Is(err, errs.CorruptData) {
 			t.Fatalf("error of kind %v: %v", errs.KindOf(err), err)
 		}
 	})
@@ -212,7 +215,7 @@ func benchNone(b *testing.B, n int, encode bool) {
 	for b.Loop() {
 		if encode {
 			encodeNone(b, meta, raw, 0)
-		} else if _, err := Decode(f, raw, DefaultLimits); err != nil {
+		} else if _, err := Decode(ctx, f, raw, DefaultLimits); err != nil {
 			b.Fatal(err)
 		}
 	}

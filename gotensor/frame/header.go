@@ -6,9 +6,11 @@ package frame
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"os"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/size"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -99,8 +101,19 @@ type Limits struct {
 	MaxRawBytes int64 // largest decoded tensor accepted
 }
 
-// DefaultLimits accepts tensors up to 64 GiB.
-var DefaultLimits = Limits{MaxRawBytes: 64 << 30}
+// DefaultLimits accepts tensors up to 64 GiB, or GOTENSOR_MAX_TENSOR_BYTES
+// ("64GiB") when that is set.
+var DefaultLimits = limitsFromEnv()
+
+func limitsFromEnv() Limits {
+	lim := Limits{MaxRawBytes: 64 << 30}
+	if v := os.Getenv("GOTENSOR_MAX_TENSOR_BYTES"); v != "" {
+		if n, err := size.Parse(v); err == nil && n > 0 {
+			lim.MaxRawBytes = n
+		}
+	}
+	return lim
+}
 
 func corrupt(format string, args ...any) error { return errs.New(errs.CorruptData, format, args...) }
 

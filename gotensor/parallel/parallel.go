@@ -3,8 +3,11 @@ package parallel
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 var workers atomic.Int32
@@ -40,7 +43,7 @@ func ForBytes(n int, total int64, fn func(i int) error) error {
 func ForBytesPinned(n int, total int64, pin Pin, fn func(i int) error) error {
 	if total < MinParallelBytes {
 		for i := 0; i < n; i++ {
-			if err := fn(i); err != nil {
+			if err := call(fn, i); err != nil {
 				return err
 			}
 		}
@@ -50,7 +53,8 @@ func ForBytesPinned(n int, total int64, pin Pin, fn func(i int) error) error {
 }
 
 // For calls fn(i) for i in [0, n) on up to Workers() goroutines and returns
-// the first error; once an error is seen, no new index starts.
+// the first error; once an error is seen, no new index starts. A panic in
+// fn is that call's error (Internal), never the process's end.
 func For(n int, fn func(i int) error) error { return forPinned(n, nil, fn) }
 
 func forPinned(n int, pin Pin, fn func(i int) error) error {
@@ -60,7 +64,7 @@ func forPinned(n int, pin Pin, fn func(i int) error) error {
 	}
 	if w <= 1 {
 		for i := 0; i < n; i++ {
-			if err := fn(i); err != nil {
+			if err := call(fn, i); err != nil {
 				return err
 			}
 		}
@@ -85,7 +89,7 @@ func forPinned(n int, pin Pin, fn func(i int) error) error {
 				if i >= n {
 					return
 				}
-				if err := fn(i); err != nil {
+				if err := call(fn, i); err != nil {
 					errOnce.Do(func() { firstErr = err })
 					failed.Store(true)
 				}
@@ -94,4 +98,28 @@ func forPinned(n int, pin Pin, fn func(i int) error) error {
 	}
 	wg.Wait()
 	return firstErr
+}
+
+func call(fn func(i int) error, i int) (err error) {
+	defer Recover(&err)
+	return fn(i)
+}
+
+// Safe runs fn, returning a panic in it as an Internal error: every
+// goroutine the core starts runs its work through Safe.
+func Safe(fn func() error) (err error) {
+	defer Recover(&err)
+	return fn()
+}
+
+// Recover turns a panic into an Internal error in *errp, with the stack
+// that raised it. Use it as `defer parallel.Recover(&err)`.
+func Recover(errp *error) {
+	if r := recover(); r != nil {
+		stack := debug.Stack()
+		if len(stack) > 4096 {
+			stack = stack[:4096]
+		}
+		*errp = errs.New(errs.Internal, "panic: %v\n%s", r, stack)
+	}
 }

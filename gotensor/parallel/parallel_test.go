@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 func TestForVisitsEveryIndexOnce(t *testing.T) {
@@ -52,4 +54,27 @@ func TestForBytesIsSerialForSmallWork(t *testing.T) {
 			t.Fatalf("small work ran out of order: %v", order)
 		}
 	}
+}
+
+// A panicking worker is its call's Internal error; the process lives.
+func TestPanicIsInternalError(t *testing.T) {
+	for _, w := range []int{1, 4} {
+		SetWorkers(w)
+		err := For(100, func(i int) error {
+			if i == 37 {
+				panic("boom")
+			}
+			return nil
+		})
+		if !errs.Is(err, errs.Internal) {
+			t.Fatalf("workers=%d: %v", w, err)
+		}
+		if err := ForBytes(3, 10, func(int) error { panic("small") }); !errs.Is(err, errs.Internal) {
+			t.Fatalf("serial ForBytes: %v", err)
+		}
+		if err := Safe(func() error { var m map[int]int; m[0] = 1; return nil }); !errs.Is(err, errs.Internal) {
+			t.Fatalf("Safe: %v", err)
+		}
+	}
+	SetWorkers(0)
 }

@@ -6,8 +6,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 )
 
 func init() {
@@ -24,21 +26,75 @@ func init() {
 	})
 }
 
-// Mem is the embedded in-process store.
+// Mem is the embedded in-process store. Its frames are reference counted:
+// a reader's lease keeps a frame's memory intact while it decodes, and the
+// memory of a replaced or deleted frame goes, once its last reader is
+// done, to a bounded pool that lends it to the next write of a similar size.
 type Mem struct {
 	url      string
 	capacity int64
+	pool     *pool.Bytes
 
 	mu     sync.RWMutex
-	m      map[string][]byte
+	m      map[string]*memFrame
 	bytes  int64
 	closed bool
 }
 
+// memFrame is a stored frame and its references: one for the map, one per
+// lease.
+type memFrame struct {
+	b       []byte
+	refs    atomic.Int32
+	escaped atomic.Bool // handed out without a lease (Get): never reused
+	pool    *pool.Bytes
+	release func() // unref, made once per frame so a lease allocates nothing
+}
+
+func newMemFrame(b []byte, p *pool.Bytes) *memFrame {
+	f := &memFrame{b: b, pool: p}
+	f.refs.Store(1)
+	f.release = f.unref
+	return f
+}
+
+func (f *memFrame) unref() {
+	if f.refs.Add(-1) == 0 && !f.escaped.Load() {
+		f.pool.Put(f.b)
+	}
+}
+
+// MemPoolBytes bounds the idle frame memory a Mem store keeps for reuse:
+// an eighth of its capacity, or this when it is unbounded.
+var MemPoolBytes int64 = 1 << 30
+
 // NewMem returns an empty in-memory store; capacity 0 is unbounded.
 func NewMem(url string, capacity int64) *Mem {
-	return &Mem{url: url, capacity: capacity, m: map[string][]byte{}}
+	bound := MemPoolBytes
+	if capacity > 0 {
+		bound = min(bound, capacity/8)
+	}
+	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4)}
 }
+
+// LendFrame lends the memory of a dropped frame, or new memory.
+func (s *Mem) LendFrame(n int) []byte { return s.pool.Get(n) }
+
+// ReturnFrame takes back a lent buffer that was not Put.
+func (s *Mem) ReturnFrame(b []byte) { s.pool.Put(b) }
+
+// Lease returns the frame under key, held until release is called (once).
+func (s *Mem) Lease(_ context.Context, key string) ([]byte, func(), error) {
+	f, err := s.lookup(key, hold)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.b, f.release, nil
+}
+
+func hold(f *memFrame)   { f.refs.Add(1) }
+func escape(f *memFrame) { f.escaped.Store(true) }
+func peek(*memFrame)     {}
 
 func (s *Mem) URL() string { return s.url }
 
@@ -55,16 +111,24 @@ func (s *Mem) Put(_ context.Context, key string, frame []byte) error {
 	if s.closed {
 		return errClosed(s.url)
 	}
-	old := int64(len(s.m[key]))
-	if s.capacity > 0 && s.bytes-old+int64(len(frame)) > s.capacity {
+	old := s.m[key]
+	var oldLen int64
+	if old != nil {
+		oldLen = int64(len(old.b))
+	}
+	if s.capacity > 0 && s.bytes-oldLen+int64(len(frame)) > s.capacity {
 		return full(int64(len(frame)), s.bytes, s.capacity, s.url)
 	}
-	s.m[key] = frame
-	s.bytes += int64(len(frame)) - old
+	s.m[key] = newMemFrame(frame, s.pool)
+	s.bytes += int64(len(frame)) - oldLen
+	if old != nil {
+		old.unref()
+	}
 	return nil
 }
 
-func (s *Mem) get(key string) ([]byte, error) {
+// lookup finds key's frame and runs hold on it under the lock.
+func (s *Mem) lookup(key string, hold func(*memFrame)) (*memFrame, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
@@ -77,17 +141,27 @@ func (s *Mem) get(key string) ([]byte, error) {
 	if !ok {
 		return nil, notFound(key, s.url)
 	}
+	hold(f)
 	return f, nil
 }
 
-func (s *Mem) Get(_ context.Context, key string) ([]byte, error) { return s.get(key) }
+// Get returns the frame itself; its memory is then never reused.
+func (s *Mem) Get(_ context.Context, key string) ([]byte, error) {
+	f, err := s.lookup(key, escape)
+	if err != nil {
+		return nil, err
+	}
+	return f.b, nil
+}
 
-func (s *Mem) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
-	f, err := s.get(key)
+// Head copies the frame's first n bytes.
+func (s *Mem) Head(ctx context.Context, key string, n int) ([]byte, int64, error) {
+	b, release, err := s.Lease(ctx, key)
 	if err != nil {
 		return nil, 0, err
 	}
-	return f[:min(n, len(f))], int64(len(f)), nil
+	defer release()
+	return append([]byte(nil), b[:min(n, len(b))]...), int64(len(b)), nil
 }
 
 func (s *Mem) Delete(_ context.Context, key string) error {
@@ -103,13 +177,14 @@ func (s *Mem) Delete(_ context.Context, key string) error {
 	if !ok {
 		return notFound(key, s.url)
 	}
-	s.bytes -= int64(len(f))
+	s.bytes -= int64(len(f.b))
 	delete(s.m, key)
+	f.unref()
 	return nil
 }
 
 func (s *Mem) Has(_ context.Context, key string) (bool, error) {
-	_, err := s.get(key)
+	_, err := s.lookup(key, peek)
 	if errs.Is(err, errs.KeyNotFound) {
 		return false, nil
 	}
@@ -141,7 +216,7 @@ func (s *Mem) Usage() Usage {
 func (s *Mem) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed, s.m, s.bytes = true, nil, 0
+	s.closed, s.m, s.bytes = true, nil, 0 // frames go to the collector, not the pool
 	return nil
 }
 

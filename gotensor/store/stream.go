@@ -100,7 +100,11 @@ func (p *Parts) Size() int64 {
 
 // Frame returns header followed by the parts, which must tile the payload
 // without gap or overlap.
-func (p *Parts) Frame(header []byte) ([]byte, error) {
+func (p *Parts) Frame(header []byte) ([]byte, error) { return p.FrameFor(header, nil) }
+
+// FrameFor is Frame built in memory st lends (see Lender), when st is a
+// store that recycles frames; the frame is then meant for st.Put.
+func (p *Parts) FrameFor(header []byte, st Store) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	offs := make([]int64, 0, len(p.parts))
@@ -108,15 +112,23 @@ func (p *Parts) Frame(header []byte) ([]byte, error) {
 		offs = append(offs, o)
 	}
 	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-	out := make([]byte, int64(len(header))+p.size)
-	n := copy(out, header)
 	var at int64
 	for _, o := range offs {
 		if o != at {
 			return nil, errs.New(errs.CorruptData, "streamed frame has a gap or overlap at byte %d", at)
 		}
-		n += copy(out[n:], p.parts[o])
 		at += int64(len(p.parts[o]))
+	}
+	size := int(int64(len(header)) + p.size)
+	var out []byte
+	if l, ok := st.(Lender); ok {
+		out = l.LendFrame(size) // every byte is written below: not zeroed first
+	} else {
+		out = make([]byte, size)
+	}
+	n := copy(out, header)
+	for _, o := range offs {
+		n += copy(out[n:], p.parts[o])
 	}
 	p.parts = nil
 	return out, nil
@@ -138,11 +150,15 @@ func BufferedStream(ctx context.Context, st Store, key string) PartSink {
 func (b *bufferedSink) WritePart(off int64, part []byte) error { return b.parts.Add(off, part) }
 
 func (b *bufferedSink) Commit(header []byte) error {
-	f, err := b.parts.Frame(header)
+	f, err := b.parts.FrameFor(header, b.st)
 	if err != nil {
 		return err
 	}
-	return b.st.Put(b.ctx, b.key, f)
+	err = b.st.Put(b.ctx, b.key, f)
+	if l, ok := b.st.(Lender); ok && err != nil {
+		l.ReturnFrame(f)
+	}
+	return err
 }
 
 func (b *bufferedSink) Abort() { b.parts = NewParts(0) }

@@ -8,8 +8,19 @@ import "runtime"
 
 // Pool holds up to a fixed number of idle objects.
 type Pool[T any] struct {
-	ch  chan T
-	new func() T
+	ch   chan T
+	new  func() T
+	size func(T) int // bytes an object holds; nil: not bounded by size
+	max  int
+}
+
+// NewBounded is New for objects that hold buffers: one that holds more
+// than maxBytes (size says how much) is dropped on Put, so the pool keeps
+// at most 2 per CPU times maxBytes.
+func NewBounded[T any](fn func() T, size func(T) int, maxBytes int) *Pool[T] {
+	p := New(fn)
+	p.size, p.max = size, maxBytes
+	return p
 }
 
 // New returns a pool that makes objects with fn and keeps up to 2 per CPU.
@@ -27,8 +38,12 @@ func (p *Pool[T]) Get() T {
 	}
 }
 
-// Put returns an object for reuse; beyond the pool's capacity it is dropped.
+// Put returns an object for reuse; beyond the pool's capacity (or its
+// size bound) it is dropped.
 func (p *Pool[T]) Put(v T) {
+	if p.size != nil && p.size(v) > p.max {
+		return
+	}
 	select {
 	case p.ch <- v:
 	default:

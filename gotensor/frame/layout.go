@@ -1,0 +1,80 @@
+package frame
+
+import (
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/parallel"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// Options tune encoding.
+type Options struct {
+	ChunkSize int          // raw bytes per chunk; 0 means DefaultChunkSize
+	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
+}
+
+// Alloc provides the memory of whole frames; a store lends the buffers of
+// frames it dropped. Get returns n bytes with undefined contents; Put
+// takes back a buffer that did not become a frame.
+type Alloc interface {
+	Get(n int) []byte
+	Put(b []byte)
+}
+
+// Heap allocates frames from the Go heap.
+var Heap Alloc = heapAlloc{}
+
+type heapAlloc struct{}
+
+func (heapAlloc) Get(n int) []byte { return make([]byte, n) }
+func (heapAlloc) Put([]byte)       {}
+
+// chunkSize picks the chunk size: the requested one, or by default 1 MiB,
+// shrunk (down to 64 KiB) so that a tensor worth coding in parallel has a
+// few chunks per core; then rounded to a multiple of the codec's unit when
+// it has one.
+func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, error) {
+	cs := int64(opt.ChunkSize)
+	if cs == 0 {
+		cs = DefaultChunkSize
+		if per := raw / int64(4*parallel.Workers()); per < cs && raw >= parallel.MinParallelBytes {
+			cs = max(64<<10, (per+15)&^15)
+		}
+	}
+	if cs < MinChunkSize || cs > MaxChunkSize || cs%16 != 0 {
+		return 0, errs.New(errs.InvalidArgument, "chunk size %d is not a multiple of 16 in [%d, %d]", cs, MinChunkSize, MaxChunkSize)
+	}
+	if ch, ok := c.(codec.Chunked); ok {
+		unit, err := ch.ChunkUnit(in)
+		if err != nil {
+			return 0, err
+		}
+		if unit > 0 {
+			cs = max(1, cs/unit) * unit
+		}
+	}
+	return cs, nil
+}
+
+// newHeader validates a tensor and codec and lays out the frame's header
+// (its chunk table still empty).
+func newHeader(meta tensor.Meta, c codec.Codec, param uint32, opt Options) (*Header, codec.Info, error) {
+	want, err := meta.NumBytes()
+	if err != nil {
+		return nil, codec.Info{}, err
+	}
+	if !c.Supports(meta.DType) {
+		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "codec %s does not support dtype %s", c.Name(), meta.DType)
+	}
+	in := codec.Info{Meta: tensor.Meta{DType: meta.DType, Shape: append([]int64(nil), meta.Shape...)}, Param: param}
+	cs, err := chunkSize(c, in, want, opt)
+	if err != nil {
+		return nil, codec.Info{}, err
+	}
+	if cs > 1<<32-1 {
+		return nil, codec.Info{}, errs.New(errs.InvalidArgument, "codec %s needs %d-byte chunks for %s%v; the frame allows 4 GiB", c.Name(), cs, meta.DType, meta.Shape)
+	}
+	h := &Header{Meta: in.Meta, Codec: c.ID(), ChunkSize: uint32(cs), RawSize: want, CodecParam: param}
+	h.Chunks = make([]Chunk, expectedChunks(want, uint32(cs)))
+	return h, in, nil
+}

@@ -1,0 +1,44 @@
+package pool
+
+import "testing"
+
+func TestBytesReusesBySizeAndStaysBounded(t *testing.T) {
+	p := NewBytes(10<<20, 2)
+	b := p.Get(3 << 20)
+	b[0] = 7
+	p.Put(b)
+	if got := p.Get(3<<20 - 100); &got[0] != &b[0] {
+		t.Fatal("a buffer of the same size class was not reused")
+	}
+	if got := p.Get(3 << 20); got[0] != 0 {
+		t.Fatal("the pool was empty: a new buffer must be fresh")
+	}
+	p.Put(make([]byte, 3<<20))
+	if small := p.Get(1 << 20); cap(small) >= 3<<20 {
+		t.Fatal("a buffer more than twice the request was lent")
+	}
+	for range 5 { // beyond perClass and maxBytes
+		p.Put(make([]byte, 4<<20))
+	}
+	if p.Held() > 10<<20 {
+		t.Fatalf("pool holds %d bytes, bound is %d", p.Held(), 10<<20)
+	}
+	p.Put(make([]byte, 64<<20)) // larger than the whole bound
+	if p.Held() > 10<<20 {
+		t.Fatalf("pool holds %d bytes after an oversized put", p.Held())
+	}
+}
+
+func TestBoundedPoolDropsLargeObjects(t *testing.T) {
+	p := NewBounded(func() *[]byte { return new([]byte) }, func(b *[]byte) int { return cap(*b) }, 1<<20)
+	big := make([]byte, 2<<20)
+	p.Put(&big)
+	if got := p.Get(); cap(*got) != 0 {
+		t.Fatal("an object above the size bound was kept")
+	}
+	small := make([]byte, 1<<10)
+	p.Put(&small)
+	if got := p.Get(); cap(*got) != 1<<10 {
+		t.Fatal("an object within the bound was dropped")
+	}
+}

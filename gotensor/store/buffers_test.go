@@ -1,0 +1,92 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"testing"
+)
+
+// A replaced frame's memory is reused only after its last lease ends, and
+// never once Get has handed it out.
+func TestMemReusesFramesAfterLeases(t *testing.T) {
+	ctx := context.Background()
+	s := NewMem("mem://", 0)
+	a := s.LendFrame(1 << 20)
+	for i := range a {
+		a[i] = 'a'
+	}
+	if err := s.Put(ctx, "k", a); err != nil {
+		t.Fatal(err)
+	}
+	got, release, err := s.Lease(ctx, "k")
+	if err != nil || &got[0] != &a[0] {
+		t.Fatalf("lease: %v", err)
+	}
+	if err := s.Put(ctx, "k", bytes.Repeat([]byte("b"), 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if b := s.LendFrame(1 << 20); &b[0] == &a[0] {
+		t.Fatal("a leased frame's memory was lent to a write")
+	} else {
+		s.ReturnFrame(b)
+	}
+	if got[0] != 'a' {
+		t.Fatal("leased frame changed")
+	}
+	release()
+	var reused bool
+	for range 2 { // the pool also holds the buffer handed back above
+		if b := s.LendFrame(1<<20 - 10); &b[0] == &a[0] {
+			reused = true
+		}
+	}
+	if !reused {
+		t.Fatal("a released frame's memory was not reused")
+	}
+
+	c := s.LendFrame(1 << 20)
+	s.Put(ctx, "g", c)
+	s.Get(ctx, "g") // handed out: never reused
+	s.Delete(ctx, "g")
+	for range 4 {
+		if b := s.LendFrame(1 << 20); &b[0] == &c[0] {
+			t.Fatal("memory handed out by Get was reused")
+		}
+	}
+	if h, size, err := s.Head(ctx, "k", 4); err != nil || string(h) != "bbbb" || size != 1<<20 {
+		t.Fatalf("head: %q %d %v", h, size, err)
+	}
+}
+
+// A bounded store keeps at most an eighth of its capacity for reuse.
+func TestMemPoolBoundedByCapacity(t *testing.T) {
+	ctx := context.Background()
+	s := NewMem("mem://", 8<<20)
+	for range 4 {
+		s.Put(ctx, "k", make([]byte, 2<<20))
+	}
+	if held := s.pool.Held(); held > 1<<20 {
+		t.Fatalf("pool holds %d bytes of a 8 MiB store", held)
+	}
+}
+
+// A streamed frame assembled for a Mem store is built in memory it lends.
+func TestPartsAssembleInLentMemory(t *testing.T) {
+	ctx := context.Background()
+	s := NewMem("mem://", 0)
+	old := s.LendFrame(1 << 20)
+	s.Put(ctx, "k", old)
+	s.Delete(ctx, "k") // its memory goes to the pool
+	p := NewParts(1 << 30)
+	p.Add(0, bytes.Repeat([]byte{7}, 1<<20-8))
+	f, err := p.FrameFor([]byte("HEADER!!"), s)
+	if err != nil || &f[0] != &old[0] || string(f[:8]) != "HEADER!!" || f[len(f)-1] != 7 {
+		t.Fatalf("frame not assembled in lent memory (%v)", err)
+	}
+	q := NewParts(1 << 30)
+	q.Add(0, []byte("a"))
+	q.Add(2, []byte("b"))
+	if _, err := q.FrameFor(nil, s); err == nil {
+		t.Fatal("a gap was accepted")
+	}
+}

@@ -12,19 +12,19 @@ import (
 	"github.com/gotensor/gotensor/gotensor/internal/faultcodec"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport"
+	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 // A codec that panics on a large tensor streamed to and from a memory node
 // fails that call with Internal; the process and the node live on.
 func TestCodecPanicThroughNode(t *testing.T) {
 	ctx := context.Background()
-	n, err := transport.Start(transport.ServeOptions{Listen: "127.0.0.1:0"})
+	nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Shutdown()
-	s, err := core.Open(n.URL())
+	defer nd.Shutdown()
+	s, err := core.Open(nd.URL())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type Budget struct {
 	capacity int64
 	stored   func() int64
 	size     func(key string) int64 // of the frame under key (0: none)
-	lender   frameLender            // nil: payloads get new memory
+	lender   store.Lender           // nil: payloads get new memory
 	mu       sync.Mutex
 	held     int64
 }
@@ -32,16 +32,9 @@ type Budget struct {
 // Prealloc bounds what an unbounded node allocates ahead of the bytes.
 const Prealloc = 4 << 30
 
-// frameLender is a store that lends the memory of dropped frames for the
-// frames it will be given.
-type frameLender interface {
-	LendFrame(n int) []byte
-	ReturnFrame(b []byte)
-}
-
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
-	lender, _ := st.(frameLender)
+	lender, _ := st.(store.Lender)
 	return &Budget{capacity: capacity, lender: lender, stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
 		_, n, err := st.Head(context.Background(), key, 0)
 		if err != nil {

@@ -11,11 +11,6 @@ import (
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
-// leaser is a store that lends a frame until release instead of giving it away.
-type leaser interface {
-	Lease(ctx context.Context, key string) (b []byte, release func(), err error)
-}
-
 // Handle serves one request from st; a panic in the store becomes the
 // request's Internal error. The sender calls resp.Done once resp is sent.
 func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Message) {
@@ -35,7 +30,7 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 			return fail(err)
 		}
 	case wire.OpGet:
-		if l, ok := st.(leaser); ok { // the frame stays the store's: it may reuse it once sent
+		if l, ok := st.(store.Leaser); ok { // the frame stays the store's: it may reuse it once sent
 			b, release, err := l.Lease(ctx, m.Key)
 			if err != nil {
 				return fail(err)

@@ -14,13 +14,19 @@ import (
 type blocking struct{}
 
 func (blocking) Put(ctx context.Context, _ string, _ []byte) error { <-ctx.Done(); return ctx.Err() }
-func (blocking) Get(ctx context.Context, _ string) ([]byte, error) { <-ctx.Done(); return nil, ctx.Err() }
+func (blocking) Get(ctx context.Context, _ string) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
 func (blocking) Head(ctx context.Context, _ string, _ int) ([]byte, int64, error) {
 	<-ctx.Done()
 	return nil, 0, ctx.Err()
 }
 func (blocking) Delete(ctx context.Context, _ string) error { <-ctx.Done(); return ctx.Err() }
-func (blocking) Has(ctx context.Context, _ string) (bool, error) { <-ctx.Done(); return false, ctx.Err() }
+func (blocking) Has(ctx context.Context, _ string) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
 func (blocking) List(ctx context.Context, _ string) ([]string, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()

@@ -17,7 +17,6 @@ typedef const int64_t gt_cint64;
 import "C"
 
 import (
-	"context"
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/binding"
@@ -99,11 +98,7 @@ func fillInfo(info *C.gt_tensor_info, st *core.Stat, dt tensor.DType) {
 }
 
 func stat(h int64, key string, info *C.gt_tensor_info) (*core.Stat, tensor.DType, error) {
-	s, err := binding.StoreOf(h)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := s.Stat(context.Background(), key)
+	st, err := binding.StatKey(h, key, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -144,13 +139,9 @@ func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.s
 		if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
 			return errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
 		}
-		dt := tensor.DType(dtype)
-		if dtype < 0 || dtype > 255 || !dt.Valid() {
-			return errs.New(errs.InvalidArgument, "unknown dtype %d", dtype)
-		}
-		dims := make([]int64, int(ndim))
+		var dims []int64
 		if ndim > 0 {
-			copy(dims, unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)))
+			dims = unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim))
 		}
 		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
 		if err != nil {
@@ -160,34 +151,31 @@ func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.s
 		if codec != nil {
 			codecName = C.GoString((*C.char)(codec))
 		}
-		return binding.Write(int64(h), k, raw, dt.String(), tensor.FormatShape(dims), codecName, -1)
+		return binding.Write(int64(h), k, raw, int64(dtype), dims, codecName, -1, 0)
 	})
 }
 
 //export gt_read_tensor
 func gt_read_tensor(h C.gt_store, key *C.gt_cchar, buf unsafe.Pointer, size C.size_t, info *C.gt_tensor_info) C.int {
 	return guardKey(key, func(k string) error {
-		s, err := binding.StoreOf(int64(h))
+		f, err := binding.FetchFrame(int64(h), k, 0)
 		if err != nil {
 			return err
 		}
-		f, err := s.Fetch(context.Background(), k)
-		if err != nil {
-			return err
-		}
-		defer f.Release()
 		hd := f.Header
 		st := &core.Stat{Shape: hd.Meta.Shape, RawBytes: hd.RawSize, StoredBytes: int64(hd.Size()) + hd.PayloadSize(), Codec: codecName(hd.Codec)}
 		fillInfo(info, st, hd.Meta.DType)
 		if uint64(size) < uint64(hd.RawSize) {
+			binding.ReleaseFrame(f)
 			return &codeError{errBufferTooSmall, errs.New(errs.InvalidArgument,
 				"buffer of %d bytes is too small for key %q: %s%v needs %d", size, k, hd.Meta.DType, hd.Meta.Shape, hd.RawSize).Error()}
 		}
 		dst, err := binding.BytesAt(uintptr(buf), hd.RawSize)
 		if err != nil {
+			binding.ReleaseFrame(f)
 			return err
 		}
-		return f.DecodeInto(context.Background(), dst)
+		return binding.DecodeFrame(f, dst, 0)
 	})
 }
 
@@ -204,14 +192,14 @@ func gt_stat(h C.gt_store, key *C.gt_cchar, info *C.gt_tensor_info) C.int {
 
 //export gt_delete
 func gt_delete(h C.gt_store, key *C.gt_cchar) C.int {
-	return guardKey(key, func(k string) error { return binding.Delete(int64(h), k) })
+	return guardKey(key, func(k string) error { return binding.Delete(int64(h), k, 0) })
 }
 
 //export gt_exists
 func gt_exists(h C.gt_store, key *C.gt_cchar) C.int {
 	var ok bool
 	rc := guardKey(key, func(k string) (err error) {
-		ok, err = binding.Exists(int64(h), k)
+		ok, err = binding.Exists(int64(h), k, 0)
 		return err
 	})
 	switch {

@@ -1,8 +1,9 @@
 package binding
 
 import (
+	"context"
+	"encoding/json"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,25 +13,31 @@ import (
 
 // Asynchronous operations run on goroutines. Their results wait in a
 // queue that the caller drains with Completions: foreign threads must not
-// be called back from goroutines.
+// be called back from goroutines. An operation on a key takes its turn in
+// the key's order when it is started (see order.go).
 
-const (
-	fieldSep  = "\x1f"
-	recordSep = "\x1e"
-	// MaxInFlight bounds asynchronous operations running at once; more
-	// wait their turn.
-	MaxInFlight = 64
-)
+// MaxInFlight bounds asynchronous operations running at once; more wait
+// their turn.
+const MaxInFlight = 64
+
+// Completion is the result of one asynchronous operation.
+type Completion struct {
+	Op    int64  `json:"op"`
+	Kind  string `json:"kind,omitempty"`  // error kind; empty on success
+	Error string `json:"error,omitempty"` // error message
+	Value int64  `json:"value"`           // the operation's result (Read: a fetch handle or 0)
+}
 
 var (
 	opIDs    atomic.Int64
 	inFlight = make(chan struct{}, MaxInFlight)
 	queue    doneQueue
+	running  sync.Map // op id -> context.CancelFunc
 )
 
 type doneQueue struct {
 	mu     sync.Mutex
-	items  []string
+	items  []Completion
 	signal chan struct{}
 	once   sync.Once
 }
@@ -40,9 +47,9 @@ func (q *doneQueue) sig() chan struct{} {
 	return q.signal
 }
 
-func (q *doneQueue) push(rec string) {
+func (q *doneQueue) push(c Completion) {
 	q.mu.Lock()
-	q.items = append(q.items, rec)
+	q.items = append(q.items, c)
 	q.mu.Unlock()
 	select {
 	case q.sig() <- struct{}{}:
@@ -50,14 +57,14 @@ func (q *doneQueue) push(rec string) {
 	}
 }
 
-func (q *doneQueue) drain(timeout time.Duration) string {
+func (q *doneQueue) drain(timeout time.Duration) []Completion {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
 		q.mu.Lock()
 		if len(q.items) > 0 {
-			out := strings.Join(q.items, recordSep)
-			q.items = q.items[:0]
+			out := q.items
+			q.items = nil
 			q.mu.Unlock()
 			return out
 		}
@@ -65,73 +72,146 @@ func (q *doneQueue) drain(timeout time.Duration) string {
 		select {
 		case <-q.sig():
 		case <-deadline.C:
-			return ""
+			return nil
 		}
 	}
 }
 
-// start runs fn on a goroutine and returns its operation id. The
-// completion record is "id<US>kind<US>payload", kind empty on success and
-// payload the result or the error message.
-func start(fn func() (string, error)) int64 {
+// start runs fn on a goroutine and returns its operation id. With a key,
+// fn runs after the operations started on (h, key) before it. s gives the
+// default timeout (nil: none).
+func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx context.Context) (int64, error)) int64 {
 	id := opIDs.Add(1)
+	var t *turn
+	if key != "" {
+		t = takeTurn(h, key)
+	}
+	base, stop := callContext(s, timeoutNs)
+	ctx, cancel := context.WithCancel(base)
+	running.Store(id, cancel)
 	go func() {
-		inFlight <- struct{}{}
-		defer func() { <-inFlight }()
 		var (
-			res string
+			v   int64
 			err error
 		)
-		func() {
-			defer errs.Recover(&err)
-			res, err = fn()
+		defer func() {
+			running.Delete(id)
+			cancel()
+			stop()
+			c := Completion{Op: id, Value: v}
+			if err != nil {
+				c.Kind, c.Error = errs.KindOf(err).String(), err.Error()
+			}
+			queue.push(c)
 		}()
-		kind := ""
-		if err != nil {
-			kind, res = errs.KindOf(err).String(), err.Error()
+		if t != nil {
+			defer t.finish()
+			if err = t.wait(ctx); err != nil {
+				return
+			}
 		}
-		queue.push(itoa(id) + fieldSep + kind + fieldSep + res)
+		select {
+		case inFlight <- struct{}{}:
+		case <-ctx.Done():
+			err = ctxError(ctx, nil)
+			return
+		}
+		defer func() { <-inFlight }()
+		defer errs.Recover(&err)
+		v, err = fn(ctx)
 	}()
 	return id
 }
 
-// Completions waits up to timeoutMs for finished operations and returns
-// their records separated by RS, or "" if none finished.
-func Completions(timeoutMs int64) string {
-	return queue.drain(time.Duration(max(timeoutMs, 0)) * time.Millisecond)
+// Cancel cancels a running asynchronous operation's context; it then
+// completes with a Timeout error unless it finished first. It reports
+// whether the operation was still running.
+func Cancel(op int64) bool {
+	c, ok := running.Load(op)
+	if ok {
+		c.(context.CancelFunc)()
+	}
+	return ok
 }
 
-func noResult(err error) (string, error) { return "", err }
+// Completions waits up to timeoutMs for finished operations and returns
+// them as a JSON array of Completion records, or "" if none finished.
+func Completions(timeoutMs int64) string {
+	cs := queue.drain(time.Duration(max(timeoutMs, 0)) * time.Millisecond)
+	if len(cs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(cs)
+	if err != nil { // unreachable: Completion holds only strings and ints
+		return `[]`
+	}
+	return string(b)
+}
 
-// StartWrite is Write on a goroutine. raw must stay valid until completion.
-func StartWrite(h int64, key string, raw []byte, dtype, shape, codecName string, gpu int) int64 {
-	return start(func() (string, error) { return noResult(Write(h, key, raw, dtype, shape, codecName, gpu)) })
+// storeFor is the store behind h, or nil (an unknown handle fails inside
+// the operation, reported through its completion).
+func storeFor(h int64) *openStore {
+	s, _ := stores.get(h)
+	return s
+}
+
+func noValue(err error) (int64, error) { return 0, err }
+
+// StartWrite is Write on a goroutine. raw and shape must stay valid until
+// completion.
+func StartWrite(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
+		if s == nil {
+			return noValue(badStore(h))
+		}
+		return noValue(write(ctx, s, key, raw, dtype, shape, codecName, gpu))
+	})
 }
 
 // StartReadInto is ReadInto on a goroutine.
-func StartReadInto(h int64, key string, dst []byte, dtype, shape string, gpu int) int64 {
-	return start(func() (string, error) { return noResult(ReadInto(h, key, dst, dtype, shape, gpu)) })
+func StartReadInto(h int64, key string, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
+		if s == nil {
+			return noValue(badStore(h))
+		}
+		return noValue(readInto(ctx, s, key, dst, dtype, shape, gpu))
+	})
 }
 
-// StartFetch is Fetch on a goroutine; the payload is Fetch's result.
-func StartFetch(h int64, key string) int64 {
-	return start(func() (string, error) { return Fetch(h, key) })
+// StartRead is Read on a goroutine; the completion's value is Read's
+// result, and meta (and scratch) are filled when it completes.
+func StartRead(h int64, key string, scratch []byte, meta []int64, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
+		if s == nil {
+			return noValue(badStore(h))
+		}
+		return read(ctx, s, key, scratch, meta, gpu)
+	})
 }
 
 // StartDecode is Decode on a goroutine.
-func StartDecode(fh int64, dst []byte, gpu int) int64 {
-	return start(func() (string, error) { return noResult(Decode(fh, dst, gpu)) })
+func StartDecode(fh int64, dst []byte, gpu int, timeoutNs int64) int64 {
+	return start(nil, 0, "", timeoutNs, func(ctx context.Context) (int64, error) {
+		return noValue(decodeHandle(ctx, fh, dst, gpu))
+	})
 }
-
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
 
 // StartWritePart is WritePart on a goroutine; part must stay valid until
 // completion.
 func StartWritePart(wh, off int64, part []byte) int64 {
-	return start(func() (string, error) { return noResult(WritePart(wh, off, part)) })
+	return start(nil, 0, "", -1, func(context.Context) (int64, error) { return noValue(WritePart(wh, off, part)) })
 }
 
 // StartDecodeRange is DecodeRange on a goroutine.
-func StartDecodeRange(fh, off int64, dst []byte, gpu int) int64 {
-	return start(func() (string, error) { return noResult(DecodeRange(fh, off, dst, gpu)) })
+func StartDecodeRange(fh, off int64, dst []byte, gpu int, timeoutNs int64) int64 {
+	return start(nil, 0, "", timeoutNs, func(ctx context.Context) (int64, error) {
+		return noValue(decodeRangeHandle(ctx, fh, off, dst, gpu))
+	})
 }
+
+func badStore(h int64) error { _, err := stores.get(h); return err }
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

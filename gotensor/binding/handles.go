@@ -61,3 +61,19 @@ func BytesAt(ptr uintptr, n int64) ([]byte, error) {
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&ptr))
 	return unsafe.Slice((*byte)(p), n), nil
 }
+
+// Int64sAt views n int64 values of caller-owned memory at ptr (a shape or
+// a meta buffer), as BytesAt does for bytes.
+func Int64sAt(ptr uintptr, n int64) ([]int64, error) {
+	if n < 0 || n > 1<<20 {
+		return nil, errs.New(errs.InvalidArgument, "bad int64 count %d", n)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if ptr == 0 || ptr%8 != 0 {
+		return nil, errs.New(errs.InvalidArgument, "bad int64 buffer address %#x", ptr)
+	}
+	p := *(*unsafe.Pointer)(unsafe.Pointer(&ptr))
+	return unsafe.Slice((*int64)(p), n), nil
+}

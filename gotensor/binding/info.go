@@ -17,8 +17,10 @@ import (
 // Info describes this build and machine.
 func Info() map[string]any {
 	dts := []string{}
+	codes := map[string]int{} // dtype name -> the code binding calls take
 	for _, d := range tensor.All() {
 		dts = append(dts, d.String())
+		codes[d.String()] = int(d)
 	}
 	kinds := []string{}
 	for _, k := range errs.Kinds() {
@@ -34,6 +36,7 @@ func Info() map[string]any {
 		"codecs":      codec.Names(),
 		"stores":      store.Schemes(),
 		"dtypes":      dts,
+		"dtype_codes": codes,
 		"error_kinds": kinds,
 		"engine":      engine.Current().Name(),
 		"transports":  transports(),

@@ -6,29 +6,38 @@ import (
 	"strings"
 
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 var (
-	stores  = &table[*core.Store]{name: "store"}
+	stores  = &table[*openStore]{name: "store"}
 	fetches = &table[*core.Fetched]{name: "fetch"}
 	writers = &table[*writer]{name: "writer"}
 )
 
 type writer struct {
 	*core.Writer
+	s   *openStore
+	h   int64
+	key string
 	gpu int
 }
 
-// Open opens a store and returns its handle.
+// Open opens a store and returns its handle. A ?timeout= in the URL
+// becomes the default timeout of the store's calls.
 func Open(url string) (int64, error) {
+	d, err := urlTimeout(url)
+	if err != nil {
+		return 0, err
+	}
 	s, err := core.Open(url)
 	if err != nil {
 		return 0, err
 	}
-	return stores.add(s), nil
+	return stores.add(&openStore{s, d}), nil
 }
 
 // Close closes a store; its handle becomes invalid.
@@ -41,82 +50,166 @@ func Close(h int64) error {
 }
 
 // StoreOf returns the store behind a handle.
-func StoreOf(h int64) (*core.Store, error) { return stores.get(h) }
+func StoreOf(h int64) (*core.Store, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return nil, err
+	}
+	return s.Store, nil
+}
 
-// ParseMeta reads a dtype name and a comma-separated shape.
-func ParseMeta(dtype, shape string) (tensor.Meta, error) {
-	d, err := tensor.ParseDType(dtype)
-	if err != nil {
-		return tensor.Meta{}, err
+// NewMeta checks a dtype code (tensor.DType) and copies a shape.
+func NewMeta(dtype int64, shape []int64) (tensor.Meta, error) {
+	d := tensor.DType(dtype)
+	if dtype < 0 || dtype > 255 || !d.Valid() {
+		return tensor.Meta{}, errs.New(errs.InvalidArgument, "unknown dtype code %d", dtype)
 	}
-	s, err := tensor.ParseShape(shape)
-	if err != nil {
-		return tensor.Meta{}, err
+	if len(shape) > tensor.MaxDims {
+		return tensor.Meta{}, errs.New(errs.InvalidArgument, "%d dimensions, at most %d", len(shape), tensor.MaxDims)
 	}
-	return tensor.Meta{DType: d, Shape: s}, nil
+	return tensor.Meta{DType: d, Shape: append(make([]int64, 0, len(shape)), shape...)}, nil
+}
+
+// MetaWords is the length of the int64 buffer Read fills: dtype code,
+// rank, byte size, then the dimensions.
+const MetaWords = 3 + tensor.MaxDims
+
+// putMeta describes a fetched tensor in meta (MetaWords long).
+func putMeta(meta []int64, hd *frame.Header) error {
+	if len(meta) < 3+len(hd.Meta.Shape) {
+		return errs.New(errs.InvalidArgument, "meta buffer holds %d words, needs %d", len(meta), 3+len(hd.Meta.Shape))
+	}
+	meta[0], meta[1], meta[2] = int64(hd.Meta.DType), int64(len(hd.Meta.Shape)), hd.RawSize
+	copy(meta[3:], hd.Meta.Shape)
+	return nil
+}
+
+// syncCall prepares a synchronous call on key: its context, and a wait
+// for the asynchronous operations submitted on the key before.
+func syncCall(h int64, key string, timeoutNs int64) (*openStore, context.Context, context.CancelFunc, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := callContext(s, timeoutNs)
+	if err := awaitKey(ctx, h, key); err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return s, ctx, cancel, nil
 }
 
 // Write encodes and stores a tensor held in caller memory. gpu is the
 // index of the GPU the tensor came from (its coding then runs on that
 // GPU's local CPUs), or -1.
-func Write(h int64, key string, raw []byte, dtype, shape, codecName string, gpu int) error {
-	s, err := stores.get(h)
+func Write(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, gpu int, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return err
 	}
-	m, err := ParseMeta(dtype, shape)
+	defer cancel()
+	return write(ctx, s, key, raw, dtype, shape, codecName, gpu)
+}
+
+func write(ctx context.Context, s *openStore, key string, raw []byte, dtype int64, shape []int64, codecName string, gpu int) error {
+	m, err := NewMeta(dtype, shape)
 	if err != nil {
 		return err
 	}
-	return s.WriteTensor(gpuContext(gpu), key, m, raw, codecName)
+	return ctxError(ctx, s.WriteTensor(gpuContext(ctx, gpu), key, m, raw, codecName))
 }
 
 // ReadInto decodes the tensor under key into dst after checking that it has
 // the given dtype and shape; gpu as for Write (the tensor's destination).
-func ReadInto(h int64, key string, dst []byte, dtype, shape string, gpu int) error {
-	s, err := stores.get(h)
+func ReadInto(h int64, key string, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return err
 	}
-	m, err := ParseMeta(dtype, shape)
+	defer cancel()
+	return readInto(ctx, s, key, dst, dtype, shape, gpu)
+}
+
+func readInto(ctx context.Context, s *openStore, key string, dst []byte, dtype int64, shape []int64, gpu int) error {
+	m, err := NewMeta(dtype, shape)
 	if err != nil {
 		return err
 	}
-	return s.ReadTensor(gpuContext(gpu), key, m, dst)
+	return ctxError(ctx, s.ReadTensor(gpuContext(ctx, gpu), key, m, dst))
 }
 
-// Fetch reads a frame and returns "handle;dtype;shape" so the caller can
-// allocate the tensor and then call Decode.
-func Fetch(h int64, key string) (string, error) {
-	s, err := stores.get(h)
+// Read fetches the tensor under key and describes it in meta (see
+// MetaWords). A tensor that fits in scratch is decoded there in the same
+// call and 0 is returned; otherwise the result is a fetch handle for
+// Decode, DecodeRange or Release (an empty scratch always gives one).
+func Read(h int64, key string, scratch []byte, meta []int64, gpu int, timeoutNs int64) (int64, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
-	f, err := s.Fetch(context.Background(), key)
-	if err != nil {
-		return "", err
-	}
-	return fetchDesc(fetches.add(f), f), nil
+	defer cancel()
+	return read(ctx, s, key, scratch, meta, gpu)
 }
 
-func fetchDesc(fh int64, f *core.Fetched) string {
-	return itoa(fh) + ";" + f.Header.Meta.DType.String() + ";" + tensor.FormatShape(f.Header.Meta.Shape)
+func read(ctx context.Context, s *openStore, key string, scratch []byte, meta []int64, gpu int) (int64, error) {
+	f, err := s.Fetch(gpuContext(ctx, gpu), key)
+	if err != nil {
+		return 0, ctxError(ctx, err)
+	}
+	if err := putMeta(meta, f.Header); err != nil {
+		release(f)
+		return 0, err
+	}
+	if n := f.Header.RawSize; len(scratch) > 0 && n <= int64(len(scratch)) {
+		defer release(f)
+		return 0, decodeInto(ctx, f, scratch[:n], gpu)
+	}
+	return fetches.add(f), nil
+}
+
+// FetchFrame is Fetch in the order of key's operations, for callers that
+// decode themselves (the C ABI); pair it with DecodeFrame.
+func FetchFrame(h int64, key string, timeoutNs int64) (*core.Fetched, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	f, err := s.Fetch(ctx, key)
+	return f, ctxError(ctx, err)
+}
+
+// ReleaseFrame drops a frame from FetchFrame without decoding it.
+func ReleaseFrame(f *core.Fetched) { release(f) }
+
+// DecodeFrame decodes a frame from FetchFrame into dst and releases it.
+func DecodeFrame(f *core.Fetched, dst []byte, timeoutNs int64) error {
+	ctx, cancel := callContext(nil, timeoutNs)
+	defer cancel()
+	defer release(f)
+	return decodeInto(ctx, f, dst, -1)
 }
 
 // Decode decodes a fetched frame into dst and releases the fetch handle;
 // gpu as for Write.
-func Decode(fh int64, dst []byte, gpu int) error {
+func Decode(fh int64, dst []byte, gpu int, timeoutNs int64) error {
+	ctx, cancel := callContext(nil, timeoutNs)
+	defer cancel()
+	return decodeHandle(ctx, fh, dst, gpu)
+}
+
+func decodeHandle(ctx context.Context, fh int64, dst []byte, gpu int) error {
 	f, err := fetches.take(fh)
 	if err != nil {
 		return err
 	}
-	defer f.Release()
-	return f.DecodeInto(gpuContext(gpu), dst)
+	defer release(f)
+	return decodeInto(ctx, f, dst, gpu)
 }
 
 // gpuContext carries the pinning for work on a GPU's tensor.
-func gpuContext(gpu int) context.Context {
-	return core.WithPin(context.Background(), pinFor(gpu))
+func gpuContext(ctx context.Context, gpu int) context.Context {
+	return core.WithPin(ctx, pinFor(gpu))
 }
 
 // Hardware hooks, set by package binding/gpu when linked in (the Python
@@ -140,17 +233,13 @@ func pinFor(gpu int) parallel.Pin {
 // Release drops a fetch handle without decoding.
 func Release(fh int64) {
 	if f, err := fetches.take(fh); err == nil {
-		f.Release()
+		release(f)
 	}
 }
 
 // Stat returns the stored tensor's description as JSON.
-func Stat(h int64, key string) (string, error) {
-	s, err := stores.get(h)
-	if err != nil {
-		return "", err
-	}
-	st, err := s.Stat(context.Background(), key)
+func Stat(h int64, key string, timeoutNs int64) (string, error) {
+	st, err := StatKey(h, key, timeoutNs)
 	if err != nil {
 		return "", err
 	}
@@ -158,31 +247,47 @@ func Stat(h int64, key string) (string, error) {
 	return string(b), err
 }
 
-func Delete(h int64, key string) error {
-	s, err := stores.get(h)
+// StatKey describes the tensor under key from its header.
+func StatKey(h int64, key string, timeoutNs int64) (*core.Stat, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	st, err := s.Stat(ctx, key)
+	return st, ctxError(ctx, err)
+}
+
+func Delete(h int64, key string, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return err
 	}
-	return s.Delete(context.Background(), key)
+	defer cancel()
+	return ctxError(ctx, s.Delete(ctx, key))
 }
 
-func Exists(h int64, key string) (bool, error) {
-	s, err := stores.get(h)
+func Exists(h int64, key string, timeoutNs int64) (bool, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return false, err
 	}
-	return s.Exists(context.Background(), key)
+	defer cancel()
+	ok, err := s.Exists(ctx, key)
+	return ok, ctxError(ctx, err)
 }
 
 // Keys returns the keys under prefix, newline-separated (keys never hold
 // a newline).
-func Keys(h int64, prefix string) (string, error) {
+func Keys(h int64, prefix string, timeoutNs int64) (string, error) {
 	s, err := stores.get(h)
 	if err != nil {
 		return "", err
 	}
-	ks, err := s.Keys(context.Background(), prefix)
-	return strings.Join(ks, "\n"), err
+	ctx, cancel := callContext(s, timeoutNs)
+	defer cancel()
+	ks, err := s.Keys(ctx, prefix)
+	return strings.Join(ks, "\n"), ctxError(ctx, err)
 }
 
 // Usage returns the store's URL and fill level as JSON.
@@ -191,27 +296,28 @@ func Usage(h int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	u := s.Usage()
+	u := s.Store.Usage()
 	b, err := json.Marshal(map[string]any{"url": s.URL(), "keys": u.Keys, "bytes": u.Bytes, "capacity": u.Capacity})
 	return string(b), err
 }
 
 // BeginWrite starts a streamed write (a tensor staged part by part, as
-// from a GPU); WriterChunk tells the part alignment.
-func BeginWrite(h int64, key, dtype, shape, codecName string, gpu int) (int64, error) {
+// from a GPU); WriterChunk tells the part alignment. Nothing is visible
+// under key until CommitWrite, which takes its place in key's order.
+func BeginWrite(h int64, key string, dtype int64, shape []int64, codecName string, gpu int) (int64, error) {
 	s, err := stores.get(h)
 	if err != nil {
 		return 0, err
 	}
-	m, err := ParseMeta(dtype, shape)
+	m, err := NewMeta(dtype, shape)
 	if err != nil {
 		return 0, err
 	}
-	w, err := s.BeginWrite(gpuContext(gpu), key, m, codecName)
+	w, err := s.BeginWrite(gpuContext(root, gpu), key, m, codecName)
 	if err != nil {
 		return 0, err
 	}
-	return writers.add(&writer{w, gpu}), nil
+	return writers.add(&writer{Writer: w, s: s, h: h, key: key, gpu: gpu}), nil
 }
 
 // WriterChunk is the byte alignment of a streamed write's parts.
@@ -233,18 +339,24 @@ func WritePart(wh, off int64, part []byte) error {
 }
 
 // CommitWrite stores a streamed write and releases its handle.
-func CommitWrite(wh int64) error {
+func CommitWrite(wh int64, timeoutNs int64) error {
 	w, err := writers.take(wh)
 	if err != nil {
 		return err
 	}
-	return w.Commit(context.Background())
+	ctx, cancel := callContext(w.s, timeoutNs)
+	defer cancel()
+	if err := awaitKey(ctx, w.h, w.key); err != nil {
+		abort(w.Writer)
+		return err
+	}
+	return ctxError(ctx, w.Commit(ctx))
 }
 
 // AbortWrite drops a streamed write.
 func AbortWrite(wh int64) {
 	if w, err := writers.take(wh); err == nil {
-		w.Abort()
+		abort(w.Writer)
 	}
 }
 
@@ -259,32 +371,16 @@ func FetchChunk(fh int64) (int64, error) {
 
 // DecodeRange decodes tensor bytes [off, off+len(dst)) of a fetched frame;
 // the handle stays valid until Release.
-func DecodeRange(fh, off int64, dst []byte, gpu int) error {
+func DecodeRange(fh, off int64, dst []byte, gpu int, timeoutNs int64) error {
+	ctx, cancel := callContext(nil, timeoutNs)
+	defer cancel()
+	return decodeRangeHandle(ctx, fh, off, dst, gpu)
+}
+
+func decodeRangeHandle(ctx context.Context, fh, off int64, dst []byte, gpu int) error {
 	f, err := fetches.get(fh)
 	if err != nil {
 		return err
 	}
-	return f.DecodeRange(gpuContext(gpu), off, dst)
-}
-
-var servers = &table[*node.Node]{name: "server"}
-
-// Serve starts a memory node in the background and returns its handle
-// and URL as "handle;scheme://host:port".
-func Serve(listen, kind string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (string, error) {
-	s, err := node.Start(node.ServeOptions{Listen: listen, Transport: kind, Capacity: capacity, Dir: dir,
-		TokenFile: tokenFile, TLSCert: tlsCert, TLSKey: tlsKey, CapHeap: true})
-	if err != nil {
-		return "", err
-	}
-	return itoa(servers.add(s)) + ";" + s.URL(), nil
-}
-
-// StopServe stops a memory node.
-func StopServe(h int64) error {
-	s, err := servers.take(h)
-	if err != nil {
-		return err
-	}
-	return s.Shutdown()
+	return decodeRange(ctx, f, off, dst, gpu)
 }

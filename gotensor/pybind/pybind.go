@@ -8,7 +8,6 @@ import (
 	"github.com/gotensor/gotensor/gotensor/binding"
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/errs"
-	"github.com/gotensor/gotensor/gotensor/store"
 
 	// GPU discovery and GPU-local pinning (NVML).
 	_ "github.com/gotensor/gotensor/gotensor/binding/gpu"
@@ -45,39 +44,53 @@ func Close(h int64) (err error) {
 	return binding.Close(h)
 }
 
-// gpu: the index of the GPU the tensor lives on (its coding runs on that
-// GPU's local CPUs), or -1.
-func Write(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string, gpu int64) (err error) {
+// Tensors cross as (ptr, n) bytes; dtypes as binding codes (Info's
+// dtype_codes); shapes as (shapePtr, ndim) int64 arrays. gpu: the index of
+// the GPU the tensor lives on (its coding runs on that GPU's local CPUs),
+// or -1. timeoutNs: > 0 bounds the call, 0 takes the store's default, < 0
+// none.
+
+func Write(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
-	raw, err := binding.BytesAt(ptr, n)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
 	}
-	return binding.Write(h, key, raw, dtype, shape, codec, int(gpu))
+	return binding.Write(h, key, raw, dtype, shape, codec, int(gpu), timeoutNs)
 }
 
-func ReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string, gpu int64) (err error) {
+func ReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
-	dst, err := binding.BytesAt(ptr, n)
+	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
 	}
-	return binding.ReadInto(h, key, dst, dtype, shape, int(gpu))
+	return binding.ReadInto(h, key, dst, dtype, shape, int(gpu), timeoutNs)
 }
 
-func Fetch(h int64, key string) (desc string, err error) {
+// Read fetches key, fills the MetaWords int64s at metaPtr (dtype code,
+// rank, bytes, dims) and decodes into the scratch buffer when the tensor
+// fits (result 0); otherwise it returns a fetch handle for Decode.
+func Read(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr uintptr, gpu, timeoutNs int64) (fh int64, err error) {
 	defer errs.Recover(&err)
-	return binding.Fetch(h, key)
+	scratch, meta, err := readArgs(scratchPtr, scratchN, metaPtr)
+	if err != nil {
+		return 0, err
+	}
+	return binding.Read(h, key, scratch, meta, int(gpu), timeoutNs)
 }
 
-func Decode(fh int64, ptr uintptr, n int64, gpu int64) (err error) {
+// MetaWords is the length of Read's meta buffer in int64s.
+func MetaWords() int64 { return binding.MetaWords }
+
+func Decode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
 		return err
 	}
-	return binding.Decode(fh, dst, int(gpu))
+	return binding.Decode(fh, dst, int(gpu), timeoutNs)
 }
 
 func Release(fh int64) (err error) {
@@ -86,24 +99,24 @@ func Release(fh int64) (err error) {
 	return nil
 }
 
-func Stat(h int64, key string) (js string, err error) {
+func Stat(h int64, key string, timeoutNs int64) (js string, err error) {
 	defer errs.Recover(&err)
-	return binding.Stat(h, key)
+	return binding.Stat(h, key, timeoutNs)
 }
 
-func Delete(h int64, key string) (err error) {
+func Delete(h int64, key string, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
-	return binding.Delete(h, key)
+	return binding.Delete(h, key, timeoutNs)
 }
 
-func Exists(h int64, key string) (ok bool, err error) {
+func Exists(h int64, key string, timeoutNs int64) (ok bool, err error) {
 	defer errs.Recover(&err)
-	return binding.Exists(h, key)
+	return binding.Exists(h, key, timeoutNs)
 }
 
-func Keys(h int64, prefix string) (keys string, err error) {
+func Keys(h int64, prefix string, timeoutNs int64) (keys string, err error) {
 	defer errs.Recover(&err)
-	return binding.Keys(h, prefix)
+	return binding.Keys(h, prefix, timeoutNs)
 }
 
 func Usage(h int64) (js string, err error) {
@@ -111,41 +124,57 @@ func Usage(h int64) (js string, err error) {
 	return binding.Usage(h)
 }
 
-// Asynchronous calls return an operation id; Completions reports results.
+// Asynchronous calls return an operation id; Completions reports results
+// and Cancel cancels a running one.
 
-func StartWrite(h int64, key string, ptr uintptr, n int64, dtype, shape, codec string, gpu int64) (op int64, err error) {
+func StartWrite(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu, timeoutNs int64) (op int64, err error) {
 	defer errs.Recover(&err)
-	raw, err := binding.BytesAt(ptr, n)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return 0, err
 	}
-	return binding.StartWrite(h, key, raw, dtype, shape, codec, int(gpu)), nil
+	return binding.StartWrite(h, key, raw, dtype, shape, codec, int(gpu), timeoutNs), nil
 }
 
-func StartReadInto(h int64, key string, ptr uintptr, n int64, dtype, shape string, gpu int64) (op int64, err error) {
+func StartReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (op int64, err error) {
 	defer errs.Recover(&err)
-	dst, err := binding.BytesAt(ptr, n)
+	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return 0, err
 	}
-	return binding.StartReadInto(h, key, dst, dtype, shape, int(gpu)), nil
+	return binding.StartReadInto(h, key, dst, dtype, shape, int(gpu), timeoutNs), nil
 }
 
-func StartFetch(h int64, key string) (op int64, err error) {
+// StartRead is Read on a goroutine: the completion's value is Read's
+// result; scratch and meta must stay valid until then.
+func StartRead(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr uintptr, gpu, timeoutNs int64) (op int64, err error) {
 	defer errs.Recover(&err)
-	return binding.StartFetch(h, key), nil
+	scratch, meta, err := readArgs(scratchPtr, scratchN, metaPtr)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartRead(h, key, scratch, meta, int(gpu), timeoutNs), nil
 }
 
-func StartDecode(fh int64, ptr uintptr, n int64, gpu int64) (op int64, err error) {
+func StartDecode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (op int64, err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
 		return 0, err
 	}
-	return binding.StartDecode(fh, dst, int(gpu)), nil
+	return binding.StartDecode(fh, dst, int(gpu), timeoutNs), nil
 }
 
+// Cancel cancels a running operation (it then fails with Timeout) and
+// reports whether it was still running.
+func Cancel(op int64) (running bool, err error) {
+	defer errs.Recover(&err)
+	return binding.Cancel(op), nil
+}
+
+// Completions returns finished operations as a JSON array of
+// {"op", "kind", "error", "value"} records, or "" after timeoutMs.
 func Completions(timeoutMs int64) (recs string, err error) {
 	defer errs.Recover(&err)
 	return binding.Completions(timeoutMs), nil
@@ -154,8 +183,12 @@ func Completions(timeoutMs int64) (recs string, err error) {
 // Streamed writes and ranged reads stage CUDA tensors through small pinned
 // host buffers, overlapping the copies with coding.
 
-func BeginWrite(h int64, key, dtype, shape, codec string, gpu int64) (wh int64, err error) {
+func BeginWrite(h int64, key string, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu int64) (wh int64, err error) {
 	defer errs.Recover(&err)
+	shape, err := binding.Int64sAt(shapePtr, ndim)
+	if err != nil {
+		return 0, err
+	}
 	return binding.BeginWrite(h, key, dtype, shape, codec, int(gpu))
 }
 
@@ -173,9 +206,9 @@ func StartWritePart(wh, off int64, ptr uintptr, n int64) (op int64, err error) {
 	return binding.StartWritePart(wh, off, part), nil
 }
 
-func CommitWrite(wh int64) (err error) {
+func CommitWrite(wh, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
-	return binding.CommitWrite(wh)
+	return binding.CommitWrite(wh, timeoutNs)
 }
 
 func AbortWrite(wh int64) (err error) {
@@ -189,30 +222,36 @@ func FetchChunk(fh int64) (n int64, err error) {
 	return binding.FetchChunk(fh)
 }
 
-func StartDecodeRange(fh, off int64, ptr uintptr, n int64, gpu int64) (op int64, err error) {
+func StartDecodeRange(fh, off int64, ptr uintptr, n, gpu, timeoutNs int64) (op int64, err error) {
 	defer errs.Recover(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return 0, err
 	}
-	return binding.StartDecodeRange(fh, off, dst, int(gpu)), nil
+	return binding.StartDecodeRange(fh, off, dst, int(gpu), timeoutNs), nil
 }
 
-// Serve starts `gotensor serve` in the background: "handle;url".
-func Serve(listen, transport string, capacity int64, dir, tokenFile, tlsCert, tlsKey string) (desc string, err error) {
-	defer errs.Recover(&err)
-	return binding.Serve(listen, transport, capacity, dir, tokenFile, tlsCert, tlsKey)
+// Ping returns x: the cost of a bare call, for benchmarks.
+func Ping(x int64) int64 { return x }
+
+func tensorArgs(ptr uintptr, n int64, shapePtr uintptr, ndim int64) ([]byte, []int64, error) {
+	b, err := binding.BytesAt(ptr, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	shape, err := binding.Int64sAt(shapePtr, ndim)
+	return b, shape, err
 }
 
-func StopServe(h int64) (err error) {
-	defer errs.Recover(&err)
-	return binding.StopServe(h)
+func readArgs(scratchPtr uintptr, scratchN int64, metaPtr uintptr) ([]byte, []int64, error) {
+	scratch, err := binding.BytesAt(scratchPtr, scratchN)
+	if err != nil {
+		return nil, nil, err
+	}
+	meta, err := binding.Int64sAt(metaPtr, binding.MetaWords)
+	return scratch, meta, err
 }
 
-func ParseSize(s string) (n int64, err error) {
-	defer errs.Recover(&err)
-	return store.ParseSize(s)
-}
 
 // Panic exists for tests: it proves a Go panic becomes a Python exception.
 func Panic() (err error) {

@@ -2,17 +2,32 @@
 
 Go runs each operation on a goroutine with the GIL released and queues its
 result; one Python thread waits in Go for results and completes futures.
-Go never calls into Python (that crashes under gopy)."""
+Go never calls into Python (that crashes under gopy). Results arrive as
+JSON records ({"op", "kind", "error", "value"}), which no key or error text
+can break."""
 
 from __future__ import annotations
 
+import json
 import threading
 from concurrent.futures import Future
 
 from . import errors
 from ._native_lib import native
 
-_FS, _RS = "\x1f", "\x1e"
+
+class OpFuture(Future):
+    """A future for a Go operation. cancel() on a running operation cancels
+    its context: it then fails with gotensor.Timeout (unless it finished
+    first). cancel() returns whether the operation was still running."""
+
+    _op = 0
+
+    def cancel(self) -> bool:
+        if super().cancel():
+            return True
+        op = self._op
+        return bool(op) and not self.done() and bool(native.cancel(op))
 
 
 class _Completer:
@@ -23,14 +38,15 @@ class _Completer:
 
     def submit(self, start, keep, on_done, future: Future | None = None) -> Future:
         """Start an operation: start() returns its id; keep is held until it
-        finishes; on_done(payload, future) completes the future (or chains
+        finishes; on_done(value, future) completes the future (or chains
         another operation onto it)."""
-        fut = future or Future()
+        fut = future or OpFuture()
         if future is None:
             fut.set_running_or_notify_cancel()
         with self._lock:  # held so the result cannot be seen before it is registered
             op = errors.call(start)
             self._pending[op] = (fut, keep, on_done)
+            fut._op = op
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="gotensor-completer", daemon=True)
                 self._thread.start()
@@ -38,22 +54,33 @@ class _Completer:
 
     def _run(self) -> None:
         while True:
-            recs = native.completions(200)
-            if not recs:
-                continue
-            for rec in recs.split(_RS):
-                op, kind, payload = rec.split(_FS, 2)
-                with self._lock:
-                    fut, keep, on_done = self._pending.pop(int(op))
-                try:
-                    if kind:
-                        fut.set_exception(errors.from_kind(kind, payload))
-                    else:
-                        on_done(payload, fut)
-                except BaseException as e:  # never let the thread die
-                    if not fut.done():
-                        fut.set_exception(e)
-                del keep
+            try:
+                recs = native.completions(200)
+                if recs:
+                    for rec in json.loads(recs):
+                        self._complete(rec)
+            except BaseException:  # noqa: BLE001 - never let the thread die; each record is guarded below
+                pass
+
+    def _complete(self, rec: dict) -> None:
+        with self._lock:
+            entry = self._pending.pop(rec.get("op"), None)
+        if entry is None:
+            return
+        fut, keep, on_done = entry
+        try:
+            if fut.done():  # cancelled while Go still held its memory
+                return
+            kind = rec.get("kind")
+            if kind:
+                fut.set_exception(errors.from_kind(kind, rec.get("error", "")))
+            else:
+                on_done(rec.get("value", 0), fut)
+        except BaseException as e:  # noqa: BLE001 - reported through the future
+            if not fut.done():
+                fut.set_exception(e)
+        finally:
+            del keep
 
 
 completer = _Completer()

@@ -17,6 +17,7 @@ import torch
 from . import errors
 from ._completer import completer
 from ._native_lib import native
+from ._view import dims, shape_ptr
 
 SEGMENT = 8 << 20          # bytes per staged segment (rounded to the frame's chunks)
 STAGED_MIN = 2 * SEGMENT   # smaller tensors go through one staging copy
@@ -92,13 +93,14 @@ def _wait(fut) -> None:
         fut.result()
 
 
-def write_staged(h: int, key: str, t: torch.Tensor, dtype: str, shape: str, codec: str, gpu: int,
-                 segment: int = SEGMENT) -> None:
+def write_staged(h: int, key: str, t: torch.Tensor, dtype: int, shape: tuple, codec: str, gpu: int,
+                 timeout_ns: int = 0, segment: int = SEGMENT) -> None:
     """Write a contiguous device tensor through two pinned buffers, coding
     one segment while the next one is copied to the host."""
     flat = _flat_bytes(t)
     n = flat.numel()
-    wh = errors.call(native.begin_write, h, key, dtype, shape, codec, gpu)
+    shape_arr = dims(shape)
+    wh = errors.call(native.begin_write, h, key, dtype, shape_ptr(shape_arr), len(shape_arr), codec, gpu)
     bufs: list[torch.Tensor] = []
     pending = [None, None]
     try:
@@ -121,7 +123,7 @@ def write_staged(h: int, key: str, t: torch.Tensor, dtype: str, shape: str, code
                 buf, lambda _p, f: f.set_result(None))
         for f in pending:
             _wait(f)
-        errors.call(native.commit_write, wh)
+        errors.call(native.commit_write, wh, timeout_ns)
     except BaseException:
         for f in pending:  # let Go finish with the buffers before they are reused
             try:
@@ -135,7 +137,7 @@ def write_staged(h: int, key: str, t: torch.Tensor, dtype: str, shape: str, code
             pool.release(b)
 
 
-def read_staged(fh: int, out: torch.Tensor, gpu: int, segment: int = SEGMENT) -> None:
+def read_staged(fh: int, out: torch.Tensor, gpu: int, timeout_ns: int = 0, segment: int = SEGMENT) -> None:
     """Decode a fetched frame into a contiguous device tensor through two
     pinned buffers, decoding one segment while the previous one is copied
     to the device. Releases fh."""
@@ -154,7 +156,7 @@ def read_staged(fh: int, out: torch.Tensor, gpu: int, segment: int = SEGMENT) ->
                 copied[k].synchronize()
             buf = bufs[k][:length]
             completer.submit(
-                lambda off=off, p=buf.data_ptr(), n=length: native.start_decode_range(fh, off, p, n, gpu),
+                lambda off=off, p=buf.data_ptr(), n=length: native.start_decode_range(fh, off, p, n, gpu, timeout_ns),
                 buf, lambda _p, f: f.set_result(None)).result()
             if stream is not None:
                 with torch.cuda.stream(stream):

@@ -1,32 +1,30 @@
 """NumPy adapter: arrays to host views and back. bfloat16 and float8 arrays
-need the ml_dtypes package (which supplies those numpy dtypes)."""
+need the ml_dtypes package (which supplies those numpy dtypes). Arrays in
+the other byte order are byte-swapped on the way in: the store holds
+little-endian (native) data."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._view import HostView, shape_str
+from ._view import CODES, HostView, dims, name_of
 from .errors import InvalidArgument
-
-_NAMES = {
-    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
-    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
-}
 
 
 def is_array(obj) -> bool:
     return isinstance(obj, np.ndarray)
 
 
-def dtype_name(dtype: np.dtype) -> str:
+def dtype_code(dtype: np.dtype) -> int:
     name = np.dtype(dtype).name
-    if name not in _NAMES:
+    code = CODES.get(name)
+    if code is None:
         raise InvalidArgument(f"gotensor does not store numpy dtype {dtype}")
-    return name
+    return code
 
 
-def np_dtype(name: str) -> np.dtype:
+def np_dtype(code: int) -> np.dtype:
+    name = name_of(code)
     try:
         return np.dtype(name)
     except TypeError:
@@ -39,23 +37,27 @@ def np_dtype(name: str) -> np.dtype:
 
 
 def host_view(a: np.ndarray) -> HostView:
-    name = dtype_name(a.dtype)
-    if not a.flags.c_contiguous:
+    code = dtype_code(a.dtype)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="), order="C")
+    elif not a.flags.c_contiguous:
         a = a.copy(order="C")
-    return HostView(a.ctypes.data, a.nbytes, name, shape_str(a.shape), a)
+    shape = dims(a.shape)
+    return HostView(a.ctypes.data, a.nbytes, code, shape, (a, shape))
 
 
 def out_view(out: np.ndarray):
-    name = dtype_name(out.dtype)
+    code = dtype_code(out.dtype)
     if not out.flags.writeable:
         raise InvalidArgument("out= array is read-only")
-    if out.flags.c_contiguous:
-        return HostView(out.ctypes.data, out.nbytes, name, shape_str(out.shape), out), None
-    staged = np.empty(out.shape, dtype=out.dtype)
-    view = HostView(staged.ctypes.data, staged.nbytes, name, shape_str(out.shape), staged)
+    shape = dims(out.shape)
+    if out.flags.c_contiguous and out.dtype.isnative:
+        return HostView(out.ctypes.data, out.nbytes, code, shape, (out, shape)), None
+    staged = np.empty(out.shape, dtype=out.dtype.newbyteorder("="))
+    view = HostView(staged.ctypes.data, staged.nbytes, code, shape, (staged, shape))
     return view, lambda: np.copyto(out, staged)
 
 
-def new_array(dtype: str, shape):
-    a = np.empty(tuple(shape), dtype=np_dtype(dtype))
-    return HostView(a.ctypes.data, a.nbytes, dtype, shape_str(shape), a), lambda: a
+def new_array(code: int, shape):
+    a = np.empty(shape, dtype=np_dtype(code))
+    return HostView(a.ctypes.data, a.nbytes, code, None, a), lambda: a

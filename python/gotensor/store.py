@@ -1,16 +1,22 @@
-"""Store: write_tensor / read_tensor over any gotensor store URL."""
+"""Store: write_tensor / read_tensor over any gotensor store URL.
+
+Operations on one key, sync or async, take effect in the order one thread
+submitted them (Go queues them per key); different keys run concurrently.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import re
+import threading
 from concurrent.futures import Future
 from typing import Any, Iterator
 
 from . import errors
 from ._completer import completer
 from ._native_lib import native
-from ._view import HostView, parse_desc
+from ._view import HostView, name_of, new_meta, read_meta, shape_ptr
 
 try:
     from . import torch as _torch
@@ -21,11 +27,43 @@ try:
 except ImportError:
     _numpy = None
 
+_plain_view = _torch.plain_view if _torch is not None else (lambda _t: None)
+_native_write, _native_read_into, _native_read = native.write, native.read_into, native.read
+_memmove = ctypes.memmove
+# A tensor up to this size is decoded by Go into the calling thread's
+# scratch buffer in the read call itself; a larger one is fetched, then
+# decoded straight into the new tensor (two calls).
+SCRATCH_BYTES = 64 << 10
+
+
+class _Scratch(threading.local):
+    def __init__(self) -> None:
+        self.buf = ctypes.create_string_buffer(SCRATCH_BYTES)
+        self.ptr = ctypes.addressof(self.buf)
+        self.meta = new_meta()
+        self.meta_ptr = self.meta.buffer_info()[0]
+
+
+_scratch = _Scratch()
+
+
+def _timeout_ns(timeout) -> int:
+    """A timeout in seconds as binding's nanoseconds (0: the store's default)."""
+    if timeout is None:
+        return 0
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise errors.InvalidArgument(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    return max(1, int(timeout * 1e9))
+
 
 def _staged(t) -> bool:
     """Whether a tensor moves through the pinned two-buffer pipeline."""
-    return (_torch is not None and _torch.is_tensor(t) and t.device.type == "cuda"
+    return (_torch is not None and _torch.is_tensor(t) and t.is_cuda
             and t.numel() * t.element_size() >= _staging().STAGED_MIN)
+
+
+def _cuda(device) -> bool:
+    return device is not None and _torch is not None and _torch.torch.device(device).type == "cuda"
 
 
 def _staging():
@@ -49,18 +87,18 @@ def _out_view(out):
     raise errors.InvalidArgument(f"out= must be a torch.Tensor or numpy.ndarray, got {type(out).__name__}")
 
 
-def _new(dtype: str, shape, device, as_numpy: bool):
+def _new(code: int, shape, device, as_numpy: bool):
     if as_numpy or _torch is None:
         if device is not None:
             raise errors.InvalidArgument("device= needs torch")
         if _numpy is None:
             raise errors.Unsupported("reading needs torch or numpy installed")
-        return _numpy.new_array(dtype, shape)
-    return _torch.new_tensor(dtype, shape, device)
+        return _numpy.new_array(code, shape)
+    return _torch.new_tensor(code, shape, device)
 
 
 def _key(key) -> str:
-    if not isinstance(key, str):
+    if type(key) is not str and not isinstance(key, str):
         raise errors.InvalidArgument(f"key must be a str, got {type(key).__name__}")
     if "\x00" in key:
         raise errors.InvalidArgument(f"key {key!r} contains NUL")
@@ -106,7 +144,12 @@ def _staging_executor():
 
 class Store:
     """A tensor store. Open one with gotensor.open(url); the module-level
-    functions use an embedded mem:// store."""
+    functions use an embedded mem:// store.
+
+    Every read and write takes timeout= (seconds; None: the store's default,
+    its URL's ?timeout= where it has one, else none). A call that runs out
+    of time, or an async one whose future is cancelled, raises
+    gotensor.Timeout."""
 
     def __init__(self, url: str = "mem://") -> None:
         if not isinstance(url, str):
@@ -136,63 +179,117 @@ class Store:
         return self._h
 
     # -- writing ---------------------------------------------------------------
-    def write_tensor(self, key: str, tensor, *, codec: str = "none") -> None:
+    def write_tensor(self, key: str, tensor, *, codec: str = "none", timeout: float | None = None) -> None:
         """Encode tensor with codec and store it under key (replacing any
         previous value). Go reads the tensor's memory in place."""
-        if _staged(tensor):
-            t = tensor.detach().resolve_conj().resolve_neg().contiguous()
-            _staging().write_staged(self._handle, _key(key), t, _torch.dtype_name(t.dtype),
-                                    ",".join(map(str, t.shape)), _codec(codec), _torch.gpu_index(t.device))
-            return
-        v = _host_view(tensor)
-        errors.call(native.write, self._handle, _key(key), v.ptr, v.nbytes, v.dtype, v.shape, _codec(codec), v.gpu)
+        h = self._h or self._handle
+        tns = _timeout_ns(timeout) if timeout is not None else 0
+        v = _plain_view(tensor)
+        if v is None:
+            if _staged(tensor):
+                t = tensor.detach().resolve_conj().resolve_neg().contiguous()
+                _staging().write_staged(h, _key(key), t, _torch.dtype_code(t.dtype), tuple(t.shape),
+                                        _codec(codec), _torch.gpu_index(t.device), tns)
+                return
+            v = _host_view(tensor)
+        shape = v.shape
+        try:
+            _native_write(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), codec, v.gpu, tns)
+        except RuntimeError as e:
+            raise errors.from_message(str(e)) from None
+        except (TypeError, ValueError, UnicodeError):
+            _key(key), _codec(codec)  # raises the precise InvalidArgument
+            raise
 
-    def write_tensor_async(self, key: str, tensor, *, codec: str = "none") -> Future:
+    def write_tensor_async(self, key: str, tensor, *, codec: str = "none", timeout: float | None = None) -> Future:
         """write_tensor on a Go goroutine; the tensor is kept alive until the
-        returned future completes (with None)."""
+        returned future completes (with None). It takes effect after the
+        operations this thread submitted on key before it."""
         v = _host_view(tensor)
-        h, k, c = self._handle, _key(key), _codec(codec)
+        h, k, c, tns = self._handle, _key(key), _codec(codec), _timeout_ns(timeout)
         return completer.submit(
-            lambda: native.start_write(h, k, v.ptr, v.nbytes, v.dtype, v.shape, c, v.gpu),
-            v.keep, lambda _p, fut: fut.set_result(None))
+            lambda: native.start_write(h, k, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape), c, v.gpu,
+                                       tns),
+            v.keep, lambda _v, fut: fut.set_result(None))
 
     # -- reading ---------------------------------------------------------------
-    def read_tensor(self, key: str, *, out=None, device=None):
+    def read_tensor(self, key: str, *, out=None, device=None, timeout: float | None = None):
         """Read the tensor under key. With out=, decode into that tensor
         (its dtype and shape must match) and return it; otherwise return a
         new torch tensor (numpy array without torch), on device if given."""
-        h, key = self._handle, _key(key)
-        if out is not None and _staged(out):
-            return self._read_staged(h, key, out=out)
-        if out is None and device is not None and _torch is not None and _torch.torch.device(device).type == "cuda":
-            return self._read_staged(h, key, device=device)
+        h = self._h or self._handle
+        tns = _timeout_ns(timeout) if timeout is not None else 0
         if out is not None:
-            view, finish = _out_view(out)
-            errors.call(native.read_into, h, key, view.ptr, view.nbytes, view.dtype, view.shape, view.gpu)
+            v, finish = _plain_view(out), None
+            if v is None:
+                if _staged(out):
+                    return self._read_staged(h, _key(key), tns, out=out)
+                v, finish = _out_view(out)
+            shape = v.shape
+            try:
+                _native_read_into(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), v.gpu, tns)
+            except RuntimeError as e:
+                raise errors.from_message(str(e)) from None
+            except (TypeError, ValueError, UnicodeError):
+                _key(key)
+                raise
             if finish is not None:
                 finish()
             return out
-        return self._fetch_decode(h, key, device, as_numpy=False)
+        if device is not None and _cuda(device):
+            return self._read_staged(h, _key(key), tns, device=device)
+        return self._read_new(h, key, device, False, tns)
 
-    def _read_staged(self, h, key, out=None, device=None):
-        fh, dtype, shape = parse_desc(errors.call(native.fetch, h, key))
+    def _read_new(self, h, key, device, as_numpy, tns):
+        """One call for a tensor that fits the thread's scratch buffer;
+        fetch, then decode into the new tensor, for a larger one."""
+        sc = _scratch
+        try:
+            fh = _native_read(h, key, sc.ptr, SCRATCH_BYTES, sc.meta_ptr, -1, tns)
+        except RuntimeError as e:
+            raise errors.from_message(str(e)) from None
+        except (TypeError, ValueError, UnicodeError):
+            _key(key)
+            raise
+        code, shape, nbytes = read_meta(sc.meta)
+        try:
+            view, finish = _new(code, shape, device, as_numpy)
+        except BaseException:
+            if fh:
+                native.release(fh)
+            raise
+        if fh:
+            errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu, tns)
+        elif nbytes:
+            _memmove(view.ptr, sc.ptr, nbytes)
+        return finish()
+
+    def _fetch(self, h, key, tns):
+        """A fetch handle for key and its (dtype code, shape)."""
+        meta = new_meta()
+        fh = errors.call(native.read, h, key, 0, 0, meta.buffer_info()[0], -1, tns)
+        code, shape, _ = read_meta(meta)
+        return fh, code, shape
+
+    def _read_staged(self, h, key, tns, out=None, device=None):
+        fh, code, shape = self._fetch(h, key, tns)
         try:
             if out is not None:
-                want = (_torch.dtype_name(out.dtype), tuple(out.shape))
-                if want != (dtype, shape):
-                    raise errors.InvalidArgument(f"key {key!r} holds {dtype}{list(shape)}, destination is "
-                                                 f"{want[0]}{list(want[1])}")
+                want = (_torch.dtype_code(out.dtype), tuple(out.shape))
+                if want != (code, shape):
+                    raise errors.InvalidArgument(f"key {key!r} holds {name_of(code)}{list(shape)}, destination is "
+                                                 f"{name_of(want[0])}{list(want[1])}")
                 dst = out if out.is_contiguous() else _torch.torch.empty_like(out, memory_format=_torch.torch.contiguous_format)
             else:
-                dst = _torch.torch.empty(shape, dtype=_torch.torch_dtype(dtype), device=device)
+                dst = _torch.torch.empty(shape, dtype=_torch.torch_dtype(code), device=device)
             if dst.numel() * dst.element_size() < _staging().STAGED_MIN:  # small: one pinned copy
-                view, finish = _torch.new_tensor(dtype, shape, device)
-                errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu)
+                view, finish = _torch.new_tensor(code, shape, device)
+                errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu, tns)
                 fh = 0
                 dst.copy_(finish())
             else:
                 staged_fh, fh = fh, 0  # read_staged releases it
-                _staging().read_staged(staged_fh, dst, _torch.gpu_index(dst.device))
+                _staging().read_staged(staged_fh, dst, _torch.gpu_index(dst.device), tns)
         finally:
             if fh:
                 native.release(fh)
@@ -200,47 +297,41 @@ class Store:
             out.copy_(dst)
         return out if out is not None else dst
 
-    def read_array(self, key: str):
+    def read_array(self, key: str, *, timeout: float | None = None):
         """Read the tensor under key as a numpy array."""
-        return self._fetch_decode(self._handle, _key(key), None, as_numpy=True)
+        return self._read_new(self._handle, _key(key), None, True, _timeout_ns(timeout))
 
-    def _fetch_decode(self, h, key, device, as_numpy):
-        fh, dtype, shape = parse_desc(errors.call(native.fetch, h, key))
-        try:
-            view, finish = _new(dtype, shape, device, as_numpy)
-        except BaseException:
-            native.release(fh)
-            raise
-        errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu)
-        return finish()
-
-    def read_tensor_async(self, key: str, *, out=None, device=None) -> Future:
-        """read_tensor on Go goroutines; the future's result is the tensor."""
-        h, key = self._handle, _key(key)
-        if (out is not None and _staged(out)) or (out is None and device is not None and _torch is not None
-                                                  and _torch.torch.device(device).type == "cuda"):
-            return _staging_executor().submit(self.read_tensor, key, out=out, device=device)
+    def read_tensor_async(self, key: str, *, out=None, device=None, timeout: float | None = None) -> Future:
+        """read_tensor on Go goroutines; the future's result is the tensor.
+        It sees the operations this thread submitted on key before it."""
+        h, key, tns = self._handle, _key(key), _timeout_ns(timeout)
+        if (out is not None and _staged(out)) or (out is None and _cuda(device)):
+            return _staging_executor().submit(self.read_tensor, key, out=out, device=device, timeout=timeout)
         if out is not None:
             view, finish = _out_view(out)
 
-            def done(_p, fut):
+            def done(_v, fut):
                 if finish is not None:
                     finish()
                 fut.set_result(out)
             return completer.submit(
-                lambda: native.start_read_into(h, key, view.ptr, view.nbytes, view.dtype, view.shape, view.gpu),
+                lambda: native.start_read_into(h, key, view.ptr, view.nbytes, view.dtype, shape_ptr(view.shape),
+                                               len(view.shape), view.gpu, tns),
                 (view.keep, out), done)
 
-        def fetched(payload, fut):
-            fh, dtype, shape = parse_desc(payload)
+        meta = new_meta()
+
+        def fetched(fh, fut):
+            code, shape, _ = read_meta(meta)
             try:
-                view, finish = _new(dtype, shape, device, False)
+                view, finish = _new(code, shape, device, False)
             except BaseException:
                 native.release(fh)
                 raise
-            completer.submit(lambda: native.start_decode(fh, view.ptr, view.nbytes, view.gpu), view.keep,
-                             lambda _p, f: f.set_result(finish()), future=fut)
-        return completer.submit(lambda: native.start_fetch(h, key), None, fetched)
+            completer.submit(lambda: native.start_decode(fh, view.ptr, view.nbytes, view.gpu, tns), view.keep,
+                             lambda _v, f: f.set_result(finish()), future=fut)
+        return completer.submit(lambda: native.start_read(h, key, 0, 0, meta.buffer_info()[0], -1, tns),
+                                meta, fetched)
 
     # -- many at once ------------------------------------------------------------
     def write_tensors(self, items, *, codec: str = "none") -> None:
@@ -259,13 +350,13 @@ class Store:
 
     # -- keys ------------------------------------------------------------------
     def delete(self, key: str) -> None:
-        errors.call(native.delete, self._handle, _key(key))
+        errors.call(native.delete, self._handle, _key(key), 0)
 
     def exists(self, key: str) -> bool:
-        return bool(errors.call(native.exists, self._handle, _key(key)))
+        return bool(errors.call(native.exists, self._handle, _key(key), 0))
 
     def keys(self, prefix: str = "") -> list[str]:
-        out = errors.call(native.keys, self._handle, _key(prefix) if prefix else "")
+        out = errors.call(native.keys, self._handle, _key(prefix) if prefix else "", 0)
         return out.split("\n") if out else []
 
     def __contains__(self, key: str) -> bool:
@@ -277,7 +368,7 @@ class Store:
     def stat(self, key: str) -> dict[str, Any]:
         """dtype, shape, raw_bytes, stored_bytes, codec and chunks of a stored
         tensor, read from its header alone."""
-        st = json.loads(errors.call(native.stat, self._handle, _key(key)))
+        st = json.loads(errors.call(native.stat, self._handle, _key(key), 0))
         st["shape"] = tuple(st["shape"] or ())
         return st
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ._view import HostView, shape_str
+from ._view import CODES, HostView, dims
 from .errors import InvalidArgument
 
 _NAMES = (
@@ -18,6 +18,11 @@ _NAMES = (
 )
 DTYPES = {n: getattr(torch, n) for n in _NAMES if isinstance(getattr(torch, n, None), torch.dtype)}
 _BY_DTYPE = {v: k for k, v in DTYPES.items()}
+# the hot path's caches: torch dtype <-> the core's dtype code
+_CODE = {v: CODES[k] for k, v in DTYPES.items() if k in CODES}
+_TORCH = {c: d for d, c in _CODE.items()}
+Tensor = torch.Tensor
+_strided = torch.strided
 
 
 def is_tensor(obj) -> bool:
@@ -31,11 +36,18 @@ def dtype_name(dtype: torch.dtype) -> str:
         raise InvalidArgument(f"gotensor does not store torch dtype {dtype}") from None
 
 
-def torch_dtype(name: str) -> torch.dtype:
+def dtype_code(dtype: torch.dtype) -> int:
     try:
-        return DTYPES[name]
+        return _CODE[dtype]
     except KeyError:
-        raise InvalidArgument(f"this torch ({torch.__version__}) has no dtype {name}") from None
+        raise InvalidArgument(f"gotensor does not store torch dtype {dtype}") from None
+
+
+def torch_dtype(code: int) -> torch.dtype:
+    try:
+        return _TORCH[code]
+    except KeyError:
+        raise InvalidArgument(f"this torch ({torch.__version__}) has no dtype with gotensor code {code}") from None
 
 
 def _check_plain(t: torch.Tensor) -> None:
@@ -47,8 +59,8 @@ def _check_plain(t: torch.Tensor) -> None:
         raise InvalidArgument("meta tensors have no data to store")
 
 
-def empty(dtype: str, shape, pin: bool = False) -> torch.Tensor:
-    return torch.empty(tuple(shape), dtype=torch_dtype(dtype), pin_memory=pin)
+def empty(code: int, shape, pin: bool = False) -> torch.Tensor:
+    return torch.empty(tuple(shape), dtype=torch_dtype(code), pin_memory=pin)
 
 
 def _pin() -> bool:
@@ -62,14 +74,25 @@ def gpu_index(device) -> int:
     return device.index if device.index is not None else torch.cuda.current_device()
 
 
+def plain_view(t) -> HostView | None:
+    """The view of a contiguous CPU tensor in place, or None for any other
+    tensor (the hot path: no copy, nothing but attribute reads)."""
+    if (type(t) is Tensor and t.is_cpu and t.layout is _strided and t.is_contiguous()
+            and not t.is_conj() and not t.is_neg()):
+        code = _CODE.get(t.dtype)
+        if code is not None:
+            shape = dims(t.shape)
+            return HostView(t.data_ptr(), t.nbytes, code, shape, (t, shape))
+    return None
+
+
 def host_view(t: torch.Tensor) -> HostView:
     """A contiguous host copy of t (or t itself when it already is one)."""
-    name = _BY_DTYPE.get(t.dtype)
-    if (name is not None and t.is_cpu and t.layout is torch.strided and t.is_contiguous()
-            and not t.is_conj() and not t.is_neg()):  # the common case, kept cheap
-        return HostView(t.data_ptr(), t.nbytes, name, ",".join(map(str, t.shape)), t)
+    v = plain_view(t)
+    if v is not None:
+        return v
     _check_plain(t)
-    name = dtype_name(t.dtype)
+    code = dtype_code(t.dtype)
     gpu = gpu_index(t.device)
     if t.device.type != "cpu":
         staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=_pin())
@@ -77,26 +100,36 @@ def host_view(t: torch.Tensor) -> HostView:
         t = staged
     else:
         t = t.detach().resolve_conj().resolve_neg().contiguous()
-    return HostView(t.data_ptr(), t.nbytes, name, shape_str(t.shape), t, gpu)
+    shape = dims(t.shape)
+    return HostView(t.data_ptr(), t.nbytes, code, shape, (t, shape), gpu)
 
 
 def out_view(out: torch.Tensor):
-    """A host view to decode into, and a function that moves it into out."""
+    """A host view to decode into, and a function that moves it into out
+    (None when out is written in place)."""
+    v = plain_view(out)
+    if v is not None:
+        return v, None
     _check_plain(out)
-    name = dtype_name(out.dtype)
+    code = dtype_code(out.dtype)
     if out.device.type == "cpu" and out.is_contiguous() and not out.is_conj() and not out.is_neg():
-        return HostView(out.data_ptr(), out.numel() * out.element_size(), name, shape_str(out.shape), out), None
+        shape = dims(out.shape)
+        return HostView(out.data_ptr(), out.numel() * out.element_size(), code, shape, (out, shape)), None
     staged = torch.empty(out.shape, dtype=out.dtype, pin_memory=out.device.type == "cuda" and _pin())
-    view = HostView(staged.data_ptr(), staged.numel() * staged.element_size(), name, shape_str(out.shape), staged,
+    shape = dims(out.shape)
+    view = HostView(staged.data_ptr(), staged.numel() * staged.element_size(), code, shape, (staged, shape),
                     gpu_index(out.device))
     return view, lambda: out.copy_(staged)
 
 
-def new_tensor(dtype: str, shape, device=None):
+def new_tensor(code: int, shape, device=None):
     """A fresh tensor to decode into, and a function that finishes it."""
-    dev = torch.device(device) if device is not None else None
-    t = empty(dtype, shape, pin=dev is not None and dev.type == "cuda" and _pin())
-    view = HostView(t.data_ptr(), t.numel() * t.element_size(), dtype, shape_str(shape), t, gpu_index(dev))
-    if dev is None or dev.type == "cpu":
+    if device is None:  # the hot path
+        t = torch.empty(shape, dtype=torch_dtype(code))
+        return HostView(t.data_ptr(), t.nbytes, code, None, t), lambda: t
+    dev = torch.device(device)
+    t = empty(code, shape, pin=dev.type == "cuda" and _pin())
+    view = HostView(t.data_ptr(), t.numel() * t.element_size(), code, None, t, gpu_index(dev))
+    if dev.type == "cpu":
         return view, lambda: t
     return view, lambda: t.to(dev)

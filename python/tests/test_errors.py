@@ -10,6 +10,7 @@ import torch
 import gotensor
 from gotensor import errors
 from gotensor._native_lib import native
+from gotensor._view import CODES
 
 
 def test_hierarchy():
@@ -141,15 +142,15 @@ def test_go_panic_becomes_internal_error():
 
 def test_invalid_handles_are_refused():
     with pytest.raises(gotensor.InvalidArgument, match="handle"):
-        errors.call(native.stat, 987654321, "k")
+        errors.call(native.stat, 987654321, "k", 0)
     with pytest.raises(gotensor.InvalidArgument):
-        errors.call(native.decode, 987654321, 0, 0, -1)
+        errors.call(native.decode, 987654321, 0, 0, -1, 0)
 
 
 def test_null_pointer_is_refused():
     with gotensor.open("mem://") as s:
         with pytest.raises(gotensor.InvalidArgument, match="null"):
-            errors.call(native.write, s._handle, "k", 0, 16, "float32", "4", "none", -1)
+            errors.call(native.write, s._handle, "k", 0, 16, CODES["float32"], 0, 0, "none", -1, 0)
 
 
 def test_hostile_header_cannot_force_huge_allocation(tmp_path, monkeypatch):

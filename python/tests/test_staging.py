@@ -8,12 +8,13 @@ import torch
 import gotensor
 from gotensor import _staging, errors
 from gotensor._native_lib import native
+from gotensor._view import CODES
 
 
 @pytest.mark.parametrize("codec", ["none", "planes", "q4", "auto"])
 def test_staged_write_equals_direct_write(store, codec):
     t = (torch.randn(3000, 700) * 0.02).to(torch.bfloat16)  # 4.2 MB: several 256 KiB segments
-    _staging.write_staged(store._handle, "staged", t, "bfloat16", "3000,700", codec, -1, segment=256 << 10)
+    _staging.write_staged(store._handle, "staged", t, CODES["bfloat16"], (3000, 700), codec, -1, segment=256 << 10)
     store.write_tensor("direct", t, codec="planes" if codec == "auto" else codec)
     a, b = store.read_tensor("staged"), store.read_tensor("direct")
     assert torch.equal(a.view(torch.int16), b.view(torch.int16))
@@ -23,7 +24,7 @@ def test_staged_write_equals_direct_write(store, codec):
 def test_staged_read_fills_the_destination(store):
     t = torch.randn(1 << 20)
     store.write_tensor("k", t, codec="planes")
-    fh, dtype, shape = gotensor._view.parse_desc(errors.call(native.fetch, store._handle, "k"))
+    fh, _code, shape = store._fetch(store._handle, "k", 0)
     out = torch.empty(shape)
     _staging.read_staged(fh, out, -1, segment=128 << 10)
     assert torch.equal(out, t)
@@ -34,7 +35,7 @@ def test_staged_read_fills_the_destination(store):
 def test_staged_write_failure_leaves_nothing(store):
     t = torch.zeros(1 << 20, dtype=torch.int32)
     with pytest.raises(gotensor.InvalidArgument):
-        _staging.write_staged(store._handle, "bad", t, "int32", "1048576", "planes", -1)  # planes takes floats
+        _staging.write_staged(store._handle, "bad", t, CODES["int32"], (1 << 20,), "planes", -1)  # planes takes floats
     assert not store.exists("bad")
 
 

@@ -252,7 +252,6 @@ func readArgs(scratchPtr uintptr, scratchN int64, metaPtr uintptr) ([]byte, []in
 	return scratch, meta, err
 }
 
-
 // Panic exists for tests: it proves a Go panic becomes a Python exception.
 func Panic() (err error) {
 	defer errs.Recover(&err)

@@ -1,0 +1,110 @@
+package codec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// quantCases cover every dtype, group dimension position, padding, constant
+// groups, NaN, infinities and float16 subnormals.
+func quantCases() (names []string, metas []tensor.Meta, params []uint32, srcs [][]byte) {
+	shapes := [][]int64{{1000}, {96, 130}, {3, 40, 7}, {128, 64}, {5, 2, 64}}
+	r := rand.New(rand.NewPCG(7, 11))
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
+		for si, shape := range shapes {
+			for _, dim := range []int{0, -1, 1} {
+				if dim == 1 && len(shape) < 2 {
+					continue
+				}
+				for _, group := range []int{64, 32, 6} {
+					n := 1
+					for _, s := range shape {
+						n *= int(s)
+					}
+					src := make([]byte, n*d.Size())
+					sd := []float64{0.02, 1, 1e-5}[si%3]
+					for i := 0; i < n; i++ {
+						x := float32(r.NormFloat64() * sd)
+						switch {
+						case i < 70: // a constant stretch: constant groups
+							x = 0.25
+						case i == 200:
+							x = float32(math.NaN())
+						case i == 301:
+							x = float32(math.Inf(1))
+						case i == 402:
+							x = float32(math.Inf(-1))
+						}
+						storer(d)(src, i, x)
+					}
+					for _, q := range []string{"q4", "q8"} {
+						c, _ := ByName(q)
+						p, err := c.(Parametric).ParseParam(fmt.Sprintf("group=%d,dim=%d", group, dim))
+						if err != nil {
+							panic(err)
+						}
+						names = append(names, fmt.Sprintf("%s/%s/%v/dim%d/g%d", q, d, shape, dim, group))
+						metas = append(metas, tensor.Meta{DType: d, Shape: shape})
+						params = append(params, p)
+						srcs = append(srcs, src)
+					}
+				}
+			}
+		}
+	}
+	return
+}
+
+// The quantizers must keep producing the bytes FlexGen's
+// TorchCompressedDevice produces (python/tests/test_codecs.py checks them
+// against FlexGen itself): testdata/quant_golden.txt holds the SHA-256 of
+// the encoding and of its decoding, as the FlexGen-checked code gave them.
+func TestQuantGolden(t *testing.T) {
+	path := filepath.Join("testdata", "quant_golden.txt")
+	names, metas, params, srcs := quantCases()
+	var got strings.Builder
+	for i, name := range names {
+		c, _ := ByName(name[:2])
+		in := Info{Meta: metas[i], Param: params[i]}
+		enc, _, err := c.Encode(nil, srcs[i], in)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		dec := make([]byte, len(srcs[i]))
+		if len(enc) == len(srcs[i]) { // stored raw by the frame
+			copy(dec, enc)
+		} else if err := c.Decode(dec, enc, in, 0); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		he, hd := sha256.Sum256(enc), sha256.Sum256(dec)
+		fmt.Fprintf(&got, "%s %s %s\n", name, hex.EncodeToString(he[:8]), hex.EncodeToString(hd[:8]))
+	}
+	if os.Getenv("GOTENSOR_WRITE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, []byte(got.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(got.String(), "\n")
+	if len(wl) != len(gl) {
+		t.Fatalf("%d cases, golden file has %d", len(gl), len(wl))
+	}
+	for i := range wl {
+		if wl[i] != gl[i] {
+			t.Errorf("got  %s\nwant %s", gl[i], wl[i])
+		}
+	}
+}

@@ -108,3 +108,8 @@ func TestQuantGolden(t *testing.T) {
 		}
 	}
 }
+
+// storer writes float32 values as dtype d, for building test tensors.
+func storer(d tensor.DType) func([]byte, int, float32) {
+	return func(b []byte, i int, x float32) { putWord(b, i, fromF32(x, d), d.Size()) }
+}

@@ -13,14 +13,16 @@ import (
 
 // realWeights is the fp32 payload of the stories260K checkpoint (llama2.c:
 // a 28-byte header, then the weights), or synthetic weights without it.
-func realWeights(b *testing.B) []float32 {
+func realWeights(b testing.TB) []float32 {
 	dir := os.Getenv("GOTENSOR_TESTDATA")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "..", "shared", "testdata")
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.bin"))
 	if err != nil {
-		b.Logf("stories260K.bin not found (%v): synthetic weights", err)
+		if b != nil {
+			b.Logf("stories260K.bin not found (%v): synthetic weights", err)
+		}
 		src := bf16Weights(512 << 10)
 		out := make([]float32, len(src)/2)
 		for i := range out {

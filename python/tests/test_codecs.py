@@ -131,6 +131,16 @@ def test_zlib_decodes_what_gotensor_writes(tmp_path, weights, codec, dtype):
     assert coded > 0 and out == raw
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_deflate_compresses_weights_like_zlib_level_1(store, weights, dtype):
+    t = weights.to(dtype)
+    store.write_tensor("t", t, codec="deflate")
+    st = store.stat("t")
+    raw = raw_bytes(t)
+    assert st["raw_bytes"] / st["stored_bytes"] >= 0.995 * len(raw) / len(zlib.compress(raw, 1))
+    assert raw_bytes(store.read_tensor("t")) == raw
+
+
 @pytest.mark.parametrize("codec", ["deflate", "shuffle-deflate"])
 def test_gotensor_decodes_what_zlib_writes(tmp_path, weights, codec):
     t = weights[:100000].to(torch.bfloat16).reshape(400, 250)

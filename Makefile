@@ -41,6 +41,7 @@ go-test:
 FUZZTIME ?=
 fuzz:               ## run every Go fuzz target from its seed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzPlanesSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/frame
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/transport
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(or $(FUZZTIME),80000x) ./gotensor/transport

@@ -5,7 +5,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
@@ -41,6 +44,8 @@ func realWeights(b testing.TB) []float32 {
 // One chunk of real weights per codec and dtype on one core.
 func BenchmarkCodecReal(b *testing.B) {
 	w := realWeights(b)
+	runtime.LockOSThread() // CPU time of this thread: steadier than wall time on a shared machine
+	defer runtime.UnlockOSThread()
 	parallel.SetWorkers(1)
 	defer parallel.SetWorkers(0)
 	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
@@ -61,20 +66,37 @@ func BenchmarkCodecReal(b *testing.B) {
 			b.Run(name+"/"+d.String()+"/encode", func(b *testing.B) {
 				b.SetBytes(int64(len(src)))
 				var buf []byte
+				cpu := threadCPU()
 				for b.Loop() {
 					buf, _, _ = c.Encode(buf, src, in)
 				}
+				reportCPU(b, cpu, len(src))
 				b.ReportMetric(float64(len(src))/float64(len(enc)), "ratio")
 			})
 			dst := make([]byte, len(src))
 			b.Run(name+"/"+d.String()+"/decode", func(b *testing.B) {
 				b.SetBytes(int64(len(src)))
+				cpu := threadCPU()
 				for b.Loop() {
 					if err := c.Decode(dst, enc, in, aux); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpu, len(src))
 			})
 		}
+	}
+}
+
+func threadCPU() float64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return float64(ts.Nano()) / 1e9
+}
+
+// reportCPU adds the speed in MB of input per second of this thread's CPU time.
+func reportCPU(b *testing.B, since float64, n int) {
+	if cpu := threadCPU() - since; cpu > 0 {
+		b.ReportMetric(float64(n)*float64(b.N)/cpu/1e6, "cpuMB/s")
 	}
 }

@@ -213,13 +213,13 @@ func (q quant) encodeGroups(g geometry, d tensor.DType, s *quantScratch, row []b
 		q.putScale(scales[(gi*2+1)*q.scale:], mn)
 		if q.bits == 8 {
 			out := data[gi*g.group : (gi+1)*g.group]
-			for j, v := range x {
-				out[j] = quantize(v, mn, scale, levels)
+			for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
+				out[j] = quantize(x[j], mn, scale, levels)
 			}
 			continue
 		}
 		out := data[gi*g.group/2 : (gi+1)*g.group/2]
-		for p := range out {
+		for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
 			out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
 		}
 	}
@@ -291,6 +291,10 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 // (which NaN wins, -0 < +0), computed with plain comparisons where no NaN
 // or zero makes that differ.
 func minMax(x []float32) (mn, mx float32) {
+	// vectors: exact where the sum shows no NaN and neither end is a zero
+	if vmn, vmx, sum, ok := minMaxSumFast(x); ok && sum == sum && vmn != 0 && vmx != 0 {
+		return vmn, vmx
+	}
 	mn, mx = x[0], x[0]
 	nan := false
 	for _, v := range x {
@@ -374,7 +378,12 @@ func (q quant) decodeGroups(g geometry, d tensor.DType, s *quantScratch, row []b
 		n := min(g.group, g.length-gi*g.group) // the last group may be padded
 		out := row[gi*g.group*g.elem : (gi*g.group+n)*g.elem]
 		if q.bits == 8 {
-			putWords(out, data[gi*g.group:][:n], func(qv uint8) uint32 { return dequantize(qv, scale, mn, d) }, g.elem)
+			s.size(n, 0)
+			codes := data[gi*g.group:][:n]
+			for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
+				s.x[i] = float32(codes[i])/scale + mn
+			}
+			fromF32s(out, s.x, d)
 			continue
 		}
 		for c := range tab {
@@ -438,18 +447,6 @@ func putNibbles(out, in []byte, tab *[16]uint32, elem int) {
 	}
 }
 
-func putWords(out, in []byte, f func(uint8) uint32, elem int) {
-	if elem == 2 {
-		for i, qv := range in {
-			binary.LittleEndian.PutUint16(out[2*i:], uint16(f(qv)))
-		}
-		return
-	}
-	for i, qv := range in {
-		binary.LittleEndian.PutUint32(out[4*i:], f(qv))
-	}
-}
-
 func putWord(out []byte, i int, w uint32, elem int) {
 	if elem == 2 {
 		binary.LittleEndian.PutUint16(out[2*i:], uint16(w))
@@ -484,13 +481,34 @@ func toF32s(dst []float32, src []byte, d tensor.DType) {
 		}
 	case tensor.BFloat16:
 		src = src[:2*len(dst)]
-		for i := range dst {
+		for i := bf16ToF32Fast(dst, src); i < len(dst); i++ {
 			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
 		}
 	default:
 		src = src[:4*len(dst)]
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+		}
+	}
+}
+
+// fromF32s rounds src to dtype d into dst.
+func fromF32s(dst []byte, src []float32, d tensor.DType) {
+	switch d {
+	case tensor.Float16:
+		dst = dst[:2*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToF16(x))
+		}
+	case tensor.BFloat16:
+		dst = dst[:2*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(x))
+		}
+	default:
+		dst = dst[:4*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
 		}
 	}
 }

@@ -1,0 +1,67 @@
+package codec
+
+//go:noescape
+func minMaxSumSSE(x *float32, n int) (mn, mx, sum float32)
+
+//go:noescape
+func quantize8SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+
+//go:noescape
+func quantize4SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+
+//go:noescape
+func bf16ToF32SSE(dst *float32, src *byte, n int)
+
+// The SSE kernels (SSE2 on every amd64, plus SSSE3's PSHUFB) do a prefix
+// of whole vectors and return how many elements they did.
+
+func minMaxSumFast(x []float32) (mn, mx, sum float32, done bool) {
+	if !haveSSSE3 || len(x) < 4 || len(x)%4 != 0 {
+		return 0, 0, 0, false
+	}
+	mn, mx, sum = minMaxSumSSE(&x[0], len(x))
+	return mn, mx, sum, true
+}
+
+func quantize8Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	m := len(x) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[m-1]
+	quantize8SSE(&out[0], &x[0], m, mn, scale, levels)
+	return m
+}
+
+func quantize4Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	m := len(x) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[m/2-1]
+	quantize4SSE(&out[0], &x[0], m, mn, scale, levels)
+	return m
+}
+
+func bf16ToF32Fast(dst []float32, src []byte) int {
+	m := len(dst) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = src[2*m-1]
+	bf16ToF32SSE(&dst[0], &src[0], m)
+	return m
+}
+
+//go:noescape
+func dequantize8SSE(dst *float32, q *byte, n int, scale, mn float32)
+
+func dequantize8Fast(dst []float32, q []byte, scale, mn float32) int {
+	m := len(q) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = dst[m-1]
+	dequantize8SSE(&dst[0], &q[0], m, scale, mn)
+	return m
+}

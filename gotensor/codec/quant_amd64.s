@@ -1,0 +1,186 @@
+#include "textflag.h"
+
+// SSE kernels of the quantizers (see quant_kernels.go for the Go twins
+// these must match bit for bit). n counts float32 elements.
+
+// byte 0 of each dword to the low dword
+DATA lowBytes<>+0(SB)/8, $0x808080800c080400
+DATA lowBytes<>+8(SB)/8, $0x8080808080808080
+GLOBL lowBytes<>(SB), (RODATA|NOPTR), $16
+
+DATA byteMask<>+0(SB)/8, $0x00ff00ff00ff00ff
+DATA byteMask<>+8(SB)/8, $0x00ff00ff00ff00ff
+GLOBL byteMask<>(SB), (RODATA|NOPTR), $16
+
+// func minMaxSumSSE(x *float32, n int) (mn, mx, sum float32)
+// n: a multiple of 4, at least 4.
+TEXT ·minMaxSumSSE(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVUPS (SI), X0
+	MOVAPS X0, X1
+	MOVAPS X0, X2
+	ADDQ $16, SI
+	SUBQ $4, CX
+loop:
+	CMPQ CX, $4
+	JB   reduce
+	MOVUPS (SI), X3
+	MINPS X3, X0
+	MAXPS X3, X1
+	ADDPS X3, X2
+	ADDQ $16, SI
+	SUBQ $4, CX
+	JMP  loop
+reduce:
+	MOVHLPS X0, X3
+	MINPS X3, X0
+	PSHUFD $0x55, X0, X3
+	MINSS X3, X0
+	MOVHLPS X1, X3
+	MAXPS X3, X1
+	PSHUFD $0x55, X1, X3
+	MAXSS X3, X1
+	MOVHLPS X2, X3
+	ADDPS X3, X2
+	PSHUFD $0x55, X2, X3
+	ADDSS X3, X2
+	MOVSS X0, mn+16(FP)
+	MOVSS X1, mx+20(FP)
+	MOVSS X2, sum+24(FP)
+	RET
+
+// X0 = the codes of the four floats at (SI), as the low bytes of its dwords:
+// min(max((x-mn)*scale, 0), levels) (NaN to 0), rounded half to even by
+// adding 1.5*2^23.
+#define QUANT4(r) \
+	MOVUPS (SI), r \
+	SUBPS X4, r \
+	MULPS X5, r \
+	MAXPS X8, r \
+	MINPS X6, r \
+	ADDPS X7, r
+
+// func quantize8SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+// n: a multiple of 4.
+TEXT ·quantize8SSE(SB), NOSPLIT, $0-36
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	// broadcast mn, scale, levels; the rounding constant; zero
+	MOVSS mn+24(FP), X4
+	SHUFPS $0, X4, X4
+	MOVSS scale+28(FP), X5
+	SHUFPS $0, X5, X5
+	MOVSS levels+32(FP), X6
+	SHUFPS $0, X6, X6
+	MOVL $0x4b400000, AX
+	MOVL AX, X7
+	SHUFPS $0, X7, X7
+	PXOR X8, X8
+	MOVOU lowBytes<>(SB), X9
+loop8:
+	CMPQ CX, $4
+	JB   done8
+	QUANT4(X0)
+	PSHUFB X9, X0
+	MOVSS X0, (DI)
+	ADDQ $16, SI
+	ADDQ $4, DI
+	SUBQ $4, CX
+	JMP  loop8
+done8:
+	RET
+
+// func quantize4SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+// n: a multiple of 8; element 2j in the high nibble, 2j+1 in the low one.
+TEXT ·quantize4SSE(SB), NOSPLIT, $0-36
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	// broadcast mn, scale, levels; the rounding constant; zero
+	MOVSS mn+24(FP), X4
+	SHUFPS $0, X4, X4
+	MOVSS scale+28(FP), X5
+	SHUFPS $0, X5, X5
+	MOVSS levels+32(FP), X6
+	SHUFPS $0, X6, X6
+	MOVL $0x4b400000, AX
+	MOVL AX, X7
+	SHUFPS $0, X7, X7
+	PXOR X8, X8
+	MOVOU lowBytes<>(SB), X9
+	MOVOU byteMask<>(SB), X10
+loop4:
+	CMPQ CX, $8
+	JB   done4
+	QUANT4(X0)
+	ADDQ $16, SI
+	QUANT4(X1)
+	ADDQ $16, SI
+	PSHUFB X9, X0
+	PSHUFB X9, X1
+	PUNPCKLLQ X1, X0 // q0..q7 in the low 8 bytes
+	MOVO X0, X2
+	PSRLW $8, X2     // q(2j+1)
+	PSLLW $4, X0
+	PAND X10, X0     // q(2j) << 4
+	POR X2, X0
+	PACKUSWB X0, X0
+	MOVSS X0, (DI)
+	ADDQ $4, DI
+	SUBQ $8, CX
+	JMP  loop4
+done4:
+	RET
+
+// func bf16ToF32SSE(dst *float32, src *byte, n int)
+// n: a multiple of 8.
+TEXT ·bf16ToF32SSE(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+loopb:
+	CMPQ CX, $8
+	JB   doneb
+	MOVOU (SI), X0
+	PXOR X1, X1
+	PXOR X2, X2
+	PUNPCKLWL X0, X1
+	PUNPCKHWL X0, X2
+	MOVUPS X1, (DI)
+	MOVUPS X2, 16(DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loopb
+doneb:
+	RET
+
+// func dequantize8SSE(dst *float32, q *byte, n int, scale, mn float32)
+// dst[i] = float32(q[i])/scale + mn; n: a multiple of 4.
+TEXT ·dequantize8SSE(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVSS scale+24(FP), X5
+	SHUFPS $0, X5, X5
+	MOVSS mn+28(FP), X4
+	SHUFPS $0, X4, X4
+	PXOR X8, X8
+loopd:
+	CMPQ CX, $4
+	JB   doned
+	MOVSS (SI), X0
+	PUNPCKLBW X8, X0
+	PUNPCKLWL X8, X0
+	CVTPL2PS X0, X0
+	DIVPS X5, X0
+	ADDPS X4, X0
+	MOVUPS X0, (DI)
+	ADDQ $4, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JMP  loopd
+doned:
+	RET

@@ -142,9 +142,9 @@ func newTiling(g geometry) tiling {
 
 // quantScratch holds one task's values as float32 and per-column state.
 type quantScratch struct {
-	x      []float32
-	mn, sc []float32
-	tab    []uint32 // q4 decode: 16 output words per column
+	x           []float32
+	mn, sc, sum []float32
+	tab         []uint32 // q4 decode: 16 output words per column
 }
 
 var quantPool = pool.New(func() *quantScratch { return new(quantScratch) })
@@ -154,9 +154,9 @@ func (s *quantScratch) size(elems, cols int) {
 		s.x = make([]float32, elems)
 	}
 	if cap(s.mn) < cols {
-		s.mn, s.sc, s.tab = make([]float32, cols), make([]float32, cols), make([]uint32, 16*cols)
+		s.mn, s.sc, s.sum, s.tab = make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]uint32, 16*cols)
 	}
-	s.x, s.mn, s.sc, s.tab = s.x[:elems], s.mn[:cols], s.sc[:cols], s.tab[:16*cols]
+	s.x, s.mn, s.sc, s.sum, s.tab = s.x[:elems], s.mn[:cols], s.sc[:cols], s.sum[:cols], s.tab[:16*cols]
 }
 
 func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
@@ -237,25 +237,27 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 			clear(x) // padding
 		}
 	}
-	mn, sc := s.mn, s.sc
+	mn, sc, sum := s.mn, s.sc, s.sum
 	copy(mn, s.x[:w])
 	copy(sc, s.x[:w]) // the maximum, until it becomes the scale
-	nan := false
-	for j := 0; j < g.group; j++ {
-		for c, v := range s.x[j*w : (j+1)*w] {
+	copy(sum, s.x[:w])
+	for j := 1; j < g.group; j++ {
+		x := s.x[j*w : (j+1)*w]
+		for c := minMaxColsFast(mn, sc, sum, x); c < w; c++ {
+			v := x[c]
 			if v < mn[c] {
 				mn[c] = v
 			}
 			if v > sc[c] {
 				sc[c] = v
 			}
-			if v != v {
-				nan = true
-			}
+			sum[c] += v
 		}
 	}
 	for c := range mn {
-		if nan || mn[c] == 0 || sc[c] == 0 { // NaN and signed zeros: the builtins' rules
+		// plain comparisons and vectors are exact where the sum shows no
+		// NaN and neither end is a zero; elsewhere the builtins' rules
+		if sum[c] != sum[c] || mn[c] == 0 || sc[c] == 0 {
 			mn[c], sc[c] = float32(math.Inf(1)), float32(math.Inf(-1))
 			for j := 0; j < g.group; j++ {
 				mn[c], sc[c] = min(mn[c], s.x[j*w+c]), max(sc[c], s.x[j*w+c])
@@ -271,9 +273,9 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 	}
 	if q.bits == 8 {
 		for j := 0; j < g.group; j++ {
-			out := data[(gi*g.group+j)*g.inner+i0:][:w]
-			for c, v := range s.x[j*w : (j+1)*w] {
-				out[c] = quantize(v, mn[c], sc[c], levels)
+			out, x := data[(gi*g.group+j)*g.inner+i0:][:w], s.x[j*w:(j+1)*w]
+			for c := quantizeColsFast(out, x, nil, mn, sc, levels); c < w; c++ {
+				out[c] = quantize(x[c], mn[c], sc[c], levels)
 			}
 		}
 		return
@@ -281,7 +283,7 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 	for p := 0; p < g.group/2; p++ {
 		out := data[(gi*g.group/2+p)*g.inner+i0:][:w]
 		even, odd := s.x[2*p*w:][:w], s.x[(2*p+1)*w:][:w]
-		for c := range out {
+		for c := quantizeColsFast(out, even, odd, mn, sc, levels); c < w; c++ {
 			out[c] = quantize(even[c], mn[c], sc[c], levels)<<4 | quantize(odd[c], mn[c], sc[c], levels)
 		}
 	}
@@ -396,7 +398,7 @@ func (q quant) decodeGroups(g geometry, d tensor.DType, s *quantScratch, row []b
 // decodeTile is the inverse of encodeTile.
 func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byte, gi, i0, i1 int, data, scales []byte) {
 	w := i1 - i0
-	s.size(0, w)
+	s.size(w, w)
 	for c := 0; c < w; c++ {
 		so := ((gi*2)*g.inner + i0 + c) * q.scale
 		scale, mn := q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
@@ -414,9 +416,10 @@ func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 		out := row[(jj*g.inner+i0)*g.elem:][:w*g.elem]
 		if q.bits == 8 {
 			in := data[jj*g.inner+i0:][:w]
-			for c, qv := range in {
-				putWord(out, c, dequantize(qv, s.sc[c], s.mn[c], d), g.elem)
+			for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
+				s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
 			}
+			fromF32s(out, s.x, d)
 			continue
 		}
 		in := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]

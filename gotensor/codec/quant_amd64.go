@@ -65,3 +65,48 @@ func dequantize8Fast(dst []float32, q []byte, scale, mn float32) int {
 	dequantize8SSE(&dst[0], &q[0], m, scale, mn)
 	return m
 }
+
+//go:noescape
+func minMaxColsSSE(mn, mx, sum, x *float32, n int)
+
+//go:noescape
+func quantizeColsSSE(out *byte, even, odd, mn, sc *float32, n int, levels float32)
+
+//go:noescape
+func dequantizeColsSSE(dst *float32, q *byte, sc, mn *float32, n int)
+
+func minMaxColsFast(mn, mx, sum, x []float32) int {
+	m := len(x) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = mn[m-1], mx[m-1], sum[m-1]
+	minMaxColsSSE(&mn[0], &mx[0], &sum[0], &x[0], m)
+	return m
+}
+
+// quantizeColsFast: odd nil for q8.
+func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) int {
+	m := len(even) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = out[m-1], mn[m-1], sc[m-1]
+	var po *float32
+	if odd != nil {
+		_ = odd[m-1]
+		po = &odd[0]
+	}
+	quantizeColsSSE(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
+	return m
+}
+
+func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int {
+	m := len(q) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = dst[m-1], sc[m-1], mn[m-1]
+	dequantizeColsSSE(&dst[0], &q[0], &sc[0], &mn[0], m)
+	return m
+}

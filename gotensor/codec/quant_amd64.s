@@ -184,3 +184,109 @@ loopd:
 	JMP  loopd
 doned:
 	RET
+
+// func minMaxColsSSE(mn, mx, sum, x *float32, n int)
+// Per column c < n: mn[c] = min(mn[c], x[c]), mx[c] = max(mx[c], x[c]),
+// sum[c] += x[c]; n: a multiple of 4.
+TEXT ·minMaxColsSSE(SB), NOSPLIT, $0-40
+	MOVQ mn+0(FP), R8
+	MOVQ mx+8(FP), R9
+	MOVQ sum+16(FP), R10
+	MOVQ x+24(FP), SI
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+loopm:
+	CMPQ CX, $4
+	JB   donem
+	MOVUPS (SI)(AX*1), X3
+	MOVUPS (R8)(AX*1), X0
+	MOVUPS (R9)(AX*1), X1
+	MOVUPS (R10)(AX*1), X2
+	MINPS X3, X0
+	MAXPS X3, X1
+	ADDPS X3, X2
+	MOVUPS X0, (R8)(AX*1)
+	MOVUPS X1, (R9)(AX*1)
+	MOVUPS X2, (R10)(AX*1)
+	ADDQ $16, AX
+	SUBQ $4, CX
+	JMP  loopm
+donem:
+	RET
+
+// func quantizeColsSSE(out *byte, even, odd, mn, sc *float32, n int, levels float32)
+// Per column c < n, the code of even[c] (q8: odd is nil), or of even[c]
+// in the high nibble and odd[c] in the low one (q4); n: a multiple of 4.
+TEXT ·quantizeColsSSE(SB), NOSPLIT, $0-52
+	MOVQ out+0(FP), DI
+	MOVQ even+8(FP), SI
+	MOVQ odd+16(FP), DX
+	MOVQ mn+24(FP), R8
+	MOVQ sc+32(FP), R9
+	MOVQ n+40(FP), CX
+	MOVSS levels+48(FP), X6
+	SHUFPS $0, X6, X6
+	MOVL $0x4b400000, AX
+	MOVL AX, X7
+	SHUFPS $0, X7, X7
+	PXOR X8, X8
+	MOVOU lowBytes<>(SB), X9
+	XORQ AX, AX
+loopq:
+	CMPQ CX, $4
+	JB   doneq
+	MOVUPS (R8)(AX*4), X4
+	MOVUPS (R9)(AX*4), X5
+	MOVUPS (SI)(AX*4), X0
+	SUBPS X4, X0
+	MULPS X5, X0
+	MAXPS X8, X0
+	MINPS X6, X0
+	ADDPS X7, X0
+	PSHUFB X9, X0
+	TESTQ DX, DX
+	JZ   store
+	MOVUPS (DX)(AX*4), X1
+	SUBPS X4, X1
+	MULPS X5, X1
+	MAXPS X8, X1
+	MINPS X6, X1
+	ADDPS X7, X1
+	PSHUFB X9, X1
+	PSLLW $4, X0 // codes < 16: no bits cross into the next byte
+	POR X1, X0
+store:
+	MOVSS X0, (DI)(AX*1)
+	ADDQ $4, AX
+	SUBQ $4, CX
+	JMP  loopq
+doneq:
+	RET
+
+// func dequantizeColsSSE(dst *float32, q *byte, sc, mn *float32, n int)
+// dst[c] = float32(q[c])/sc[c] + mn[c]; n: a multiple of 4.
+TEXT ·dequantizeColsSSE(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ sc+16(FP), R8
+	MOVQ mn+24(FP), R9
+	MOVQ n+32(FP), CX
+	PXOR X8, X8
+	XORQ AX, AX
+loopc:
+	CMPQ CX, $4
+	JB   donec
+	MOVSS (SI)(AX*1), X0
+	PUNPCKLBW X8, X0
+	PUNPCKLWL X8, X0
+	CVTPL2PS X0, X0
+	MOVUPS (R8)(AX*4), X5
+	MOVUPS (R9)(AX*4), X4
+	DIVPS X5, X0
+	ADDPS X4, X0
+	MOVUPS X0, (DI)(AX*4)
+	ADDQ $4, AX
+	SUBQ $4, CX
+	JMP  loopc
+donec:
+	RET

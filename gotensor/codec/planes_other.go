@@ -17,3 +17,4 @@ func dequantize8Fast(dst []float32, q []byte, scale, mn float32) int            
 func minMaxColsFast(mn, mx, sum, x []float32) int                                  { return 0 }
 func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) int { return 0 }
 func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int             { return 0 }
+func nibblesFast(out, in []byte, tab *[16]uint32, elem int) int                    { return 0 }

@@ -434,13 +434,14 @@ func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 // in (high nibble first) through tab.
 func putNibbles(out, in []byte, tab *[16]uint32, elem int) {
 	n := len(out) / elem
+	done := nibblesFast(out, in[:n/2], tab, elem)
 	if elem == 2 {
-		for p := 0; p < n/2; p++ {
+		for p := done; p < n/2; p++ {
 			b := in[p]
 			binary.LittleEndian.PutUint32(out[4*p:], tab[b>>4]&0xFFFF|tab[b&15]<<16)
 		}
 	} else {
-		for p := 0; p < n/2; p++ {
+		for p := done; p < n/2; p++ {
 			b := in[p]
 			binary.LittleEndian.PutUint64(out[8*p:], uint64(tab[b>>4])|uint64(tab[b&15])<<32)
 		}

@@ -110,3 +110,33 @@ func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int {
 	dequantizeColsSSE(&dst[0], &q[0], &sc[0], &mn[0], m)
 	return m
 }
+
+//go:noescape
+func nibbles16SSE(out, in *byte, n int, tab *[32]byte)
+
+//go:noescape
+func nibbles32SSE(out, in *byte, n int, tab *[64]byte)
+
+// nibblesFast writes the words tab[nibble] of a prefix of in (two per
+// byte, high nibble first) and returns how many bytes of in it did.
+func nibblesFast(out, in []byte, tab *[16]uint32, elem int) int {
+	m := len(in) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[2*m*elem-1]
+	if elem == 2 {
+		var t [32]byte
+		for c, w := range tab {
+			t[c], t[16+c] = byte(w), byte(w>>8)
+		}
+		nibbles16SSE(&out[0], &in[0], m, &t)
+		return m
+	}
+	var t [64]byte
+	for c, w := range tab {
+		t[c], t[16+c], t[32+c], t[48+c] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+	}
+	nibbles32SSE(&out[0], &in[0], m, &t)
+	return m
+}

@@ -290,3 +290,94 @@ loopc:
 	JMP  loopc
 donec:
 	RET
+
+DATA nibbleMask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA nibbleMask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL nibbleMask<>(SB), (RODATA|NOPTR), $16
+
+// X1 = the 16 nibbles of the 8 bytes at (SI), high nibble first, as bytes.
+#define NIBBLES \
+	MOVQ (SI), X0 \
+	MOVO X0, X1 \
+	PSRLW $4, X1 \
+	PAND X7, X1 \
+	PAND X7, X0 \
+	PUNPCKLBW X0, X1
+
+// func nibbles16SSE(out, in *byte, n int, tab *[32]byte)
+// The 2n 16-bit words tab[nibble] (tab: 16 low bytes, then 16 high bytes)
+// of the n bytes at in, high nibble first; n: a multiple of 8.
+TEXT ·nibbles16SSE(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), AX
+	MOVOU (AX), X5
+	MOVOU 16(AX), X6
+	MOVOU nibbleMask<>(SB), X7
+loopn:
+	CMPQ CX, $8
+	JB   donen
+	NIBBLES
+	MOVO X5, X2
+	PSHUFB X1, X2 // low bytes
+	MOVO X6, X3
+	PSHUFB X1, X3 // high bytes
+	MOVO X2, X4
+	PUNPCKLBW X3, X2
+	PUNPCKHBW X3, X4
+	MOVOU X2, (DI)
+	MOVOU X4, 16(DI)
+	ADDQ $8, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  loopn
+donen:
+	RET
+
+// func nibbles32SSE(out, in *byte, n int, tab *[64]byte)
+// As nibbles16SSE with 32-bit words (tab: bytes 0, 1, 2, 3 of the 16 words).
+TEXT ·nibbles32SSE(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ tab+24(FP), AX
+	MOVOU nibbleMask<>(SB), X7
+	MOVOU (AX), X8
+	MOVOU 16(AX), X9
+	MOVOU 32(AX), X10
+	MOVOU 48(AX), X11
+loopw:
+	CMPQ CX, $8
+	JB   donew
+	NIBBLES
+	MOVO X8, X2
+	PSHUFB X1, X2
+	MOVO X9, X3
+	PSHUFB X1, X3
+	MOVO X10, X4
+	PSHUFB X1, X4
+	MOVO X11, X5
+	PSHUFB X1, X5
+	MOVO X2, X12
+	PUNPCKLBW X3, X2  // bytes 0,1 of words 0-7
+	PUNPCKHBW X3, X12 // of words 8-15
+	MOVO X4, X13
+	PUNPCKLBW X5, X4  // bytes 2,3 of words 0-7
+	PUNPCKHBW X5, X13
+	MOVO X2, X3
+	PUNPCKLWL X4, X2
+	PUNPCKHWL X4, X3
+	MOVO X12, X5
+	PUNPCKLWL X13, X12
+	PUNPCKHWL X13, X5
+	MOVOU X2, (DI)
+	MOVOU X3, 16(DI)
+	MOVOU X12, 32(DI)
+	MOVOU X5, 48(DI)
+	ADDQ $8, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JMP  loopw
+donew:
+	RET

@@ -24,7 +24,7 @@ from gotensor.checkpoints import find_testdata, load_llama2c, load_safetensors
 from _report import update_markdown, write_json
 
 CORES = os.cpu_count() or 1
-GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "none", "q4", "q8"]
+GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "shuffle-zstd", "none", "q4", "q8"]
 LOSSY = ("q4", "q8")
 
 
@@ -226,8 +226,8 @@ def goal_lines(records: list[dict]) -> list[str]:
             cells = [
                 f"{g['deflate']['ratio']:.3f} / {zl['ratio']:.3f}" if zl else "-",
                 f"{sd['decompress_mbps_1core']:,.0f} ({ratio(sd, pl, 'compress_mbps_1core')})",
-                (f"{g['zstd']['ratio']:.3f} / {zs['ratio']:.3f} ({ratio(g['zstd'], zs, 'compress_mbps_1core')}, "
-                 f"{ratio(g['zstd'], zs, 'decompress_mbps_1core')})") if zs else "-",
+                " ".join(f"{c} {g[c]['ratio']:.3f} / {zs['ratio']:.3f} ({ratio(g[c], zs, 'compress_mbps_1core')}, "
+                         f"{ratio(g[c], zs, 'decompress_mbps_1core')});" for c in ("zstd", "shuffle-zstd")) if zs else "-",
                 (f"{ratio(pl, zn, 'compress_mbps_1core')}, {ratio(pl, zn, 'decompress_mbps_1core')}") if zn else "-",
             ]
             for q in LOSSY:

@@ -53,7 +53,7 @@ func BenchmarkCodecReal(b *testing.B) {
 		for i, x := range w {
 			storer(d)(src, i, x)
 		}
-		for _, name := range []string{"planes", "shuffle-deflate", "deflate", "zstd", "q4", "q8"} {
+		for _, name := range []string{"planes", "shuffle-deflate", "deflate", "zstd", "shuffle-zstd", "q4", "q8"} {
 			c, param, err := Parse(name)
 			if err != nil {
 				b.Fatal(err)

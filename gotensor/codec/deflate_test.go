@@ -109,7 +109,7 @@ func TestLibdeflateMatchesPureGo(t *testing.T) {
 
 // On bfloat16 weights deflate must reach zlib level 1's ratio (1.29 on
 // stories260K) and zstd zstandard level 3's (1.32); both stored nearly
-// every block raw before (1.06).
+// every block raw before (1.06). shuffle-zstd reaches 1.49.
 func TestLZCodecsCompressFloatWeights(t *testing.T) {
 	w := realWeights(t)
 	if len(w) < 200_000 {
@@ -120,7 +120,7 @@ func TestLZCodecsCompressFloatWeights(t *testing.T) {
 		storer(tensor.BFloat16)(src, i, x)
 	}
 	in := Info{Meta: tensor.Meta{DType: tensor.BFloat16, Shape: []int64{int64(len(w))}}}
-	for _, c := range []Codec{deflate{}, zstdCodec{}} {
+	for _, c := range []Codec{deflate{}, zstdCodec{}, shuffleZstd{}} {
 		enc, _, err := c.Encode(nil, src, in)
 		if err != nil {
 			t.Fatal(err)

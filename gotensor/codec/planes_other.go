@@ -18,3 +18,5 @@ func minMaxColsFast(mn, mx, sum, x []float32) int                               
 func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) int { return 0 }
 func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int             { return 0 }
 func nibblesFast(out, in []byte, tab *[16]uint32, elem int) int                    { return 0 }
+func f16ToF32Fast(dst []float32, src []byte) int                                   { return 0 }
+func f32ToF16Fast(dst []byte, src []float32) int                                   { return 0 }

@@ -480,8 +480,11 @@ func toF32s(dst []float32, src []byte, d tensor.DType) {
 	switch d {
 	case tensor.Float16:
 		src = src[:2*len(dst)]
-		for i := range dst {
-			dst[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+		for i := 0; i < len(dst); {
+			i += f16ToF32Fast(dst[i:], src[2*i:])
+			for end := min(i+8, len(dst)); i < end; i++ { // a group with a special half, or the tail
+				dst[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+			}
 		}
 	case tensor.BFloat16:
 		src = src[:2*len(dst)]
@@ -501,8 +504,11 @@ func fromF32s(dst []byte, src []float32, d tensor.DType) {
 	switch d {
 	case tensor.Float16:
 		dst = dst[:2*len(src)]
-		for i, x := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], f32ToF16(x))
+		for i := 0; i < len(src); {
+			i += f32ToF16Fast(dst[2*i:], src[i:])
+			for end := min(i+8, len(src)); i < end; i++ { // a group with a special float, or the tail
+				binary.LittleEndian.PutUint16(dst[2*i:], f32ToF16(src[i]))
+			}
 		}
 	case tensor.BFloat16:
 		dst = dst[:2*len(src)]

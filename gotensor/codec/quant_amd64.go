@@ -140,3 +140,31 @@ func nibblesFast(out, in []byte, tab *[16]uint32, elem int) int {
 	nibbles32SSE(&out[0], &in[0], m, &t)
 	return m
 }
+
+//go:noescape
+func f16ToF32SSE(dst *float32, src *byte, n int) int
+
+//go:noescape
+func f32ToF16SSE(dst *byte, src *float32, n int) int
+
+// f16ToF32Fast converts a prefix of src, up to the first group of 8
+// holding a zero, subnormal, infinity or NaN; it returns its length.
+func f16ToF32Fast(dst []float32, src []byte) int {
+	m := len(dst) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = src[2*m-1]
+	return f16ToF32SSE(&dst[0], &src[0], m)
+}
+
+// f32ToF16Fast converts a prefix of src, up to the first group of 8
+// holding a float that is not a normal half; it returns its length.
+func f32ToF16Fast(dst []byte, src []float32) int {
+	m := len(src) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = dst[2*m-1]
+	return f32ToF16SSE(&dst[0], &src[0], m)
+}

@@ -381,3 +381,149 @@ loopw:
 	JMP  loopw
 donew:
 	RET
+
+DATA halfConst<>+0(SB)/4, $0x00007fff  // magnitude of a half
+DATA halfConst<>+4(SB)/4, $0x38000000  // (127-15) << 23
+DATA halfConst<>+8(SB)/4, $0x00008000  // sign of a half
+DATA halfConst<>+12(SB)/4, $0x00007c00 // exponent of a half
+DATA halfConst<>+16(SB)/4, $0x7fffffff // magnitude of a float
+DATA halfConst<>+20(SB)/4, $0x00000fff // rounding
+DATA halfConst<>+24(SB)/4, $0x00000001
+DATA halfConst<>+28(SB)/4, $0x00000070 // 112
+DATA halfConst<>+32(SB)/4, $0x0000008e // 142
+DATA halfConst<>+36(SB)/4, $0x000000ff
+GLOBL halfConst<>(SB), (RODATA|NOPTR), $40
+
+// low words of four dwords to the low 8 bytes
+DATA lowWords<>+0(SB)/8, $0x0d0c090805040100
+DATA lowWords<>+8(SB)/8, $0x8080808080808080
+GLOBL lowWords<>(SB), (RODATA|NOPTR), $16
+
+#define BCAST(off, r) \
+	MOVSS halfConst<>+off(SB), r \
+	SHUFPS $0, r, r
+
+// X1 (four dwords, a half in the low word of each) to float32 bits, with
+// normal halves only: (h&0x7fff)<<13 + (112<<23) | (h&0x8000)<<16.
+#define HALF4(r) \
+	MOVO r, X2 \
+	PAND X10, X2 \
+	PSLLL $13, X2 \
+	PADDL X11, X2 \
+	PAND X12, r \
+	PSLLL $16, r \
+	POR X2, r
+
+// func f16ToF32SSE(dst *float32, src *byte, n int) int
+// Converts 8 halves at a time while all 8 are normal numbers; returns how
+// many it did. n: a multiple of 8.
+TEXT ·f16ToF32SSE(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ BX, BX
+	BCAST(0, X10)
+	BCAST(4, X11)
+	BCAST(8, X12)
+	MOVL $0x7c007c00, AX
+	MOVL AX, X13
+	PSHUFD $0, X13, X13
+	PXOR X14, X14
+loophf:
+	CMPQ CX, $8
+	JB   donehf
+	MOVOU (SI), X0
+	MOVO X0, X3
+	PAND X13, X3
+	MOVO X3, X4
+	PCMPEQW X14, X3 // exponent 0: zero or subnormal
+	PCMPEQW X13, X4 // exponent 31: inf or NaN
+	POR X4, X3
+	PMOVMSKB X3, AX
+	TESTL AX, AX
+	JNZ  donehf
+	MOVO X0, X1
+	PUNPCKLWL X14, X1
+	HALF4(X1)
+	MOVUPS X1, (DI)
+	MOVO X0, X1
+	PUNPCKHWL X14, X1
+	HALF4(X1)
+	MOVUPS X1, 16(DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	ADDQ $8, BX
+	SUBQ $8, CX
+	JMP  loophf
+donehf:
+	MOVQ BX, ret+24(FP)
+	RET
+
+// r (four float32) to half bits in the low word of each dword, for floats
+// whose exponent is 113..141 (normal halves even after rounding up):
+// m = (b&0x7fffffff) - 112<<23; (m + 0xfff + (m>>13)&1) >> 13 | (b>>16)&0x8000.
+// X5 |= lanes outside that range.
+#define TOHALF4(r) \
+	MOVO r, X2 \
+	PSRLL $23, X2 \
+	PAND X9, X2 \
+	MOVO X2, X3 \
+	PCMPGTL X8, X3 \
+	MOVO X7, X4 \
+	PCMPGTL X2, X4 \
+	PAND X4, X3 \
+	PCMPEQL X14, X3 \
+	POR X3, X5 \
+	MOVO r, X2 \
+	PAND X10, X2 \
+	PSUBL X11, X2 \
+	MOVO X2, X3 \
+	PSRLL $13, X3 \
+	PAND X13, X3 \
+	PADDL X12, X2 \
+	PADDL X3, X2 \
+	PSRLL $13, X2 \
+	PSRLL $16, r \
+	PAND X6, r \
+	POR X2, r \
+	PSHUFB X15, r
+
+// func f32ToF16SSE(dst *byte, src *float32, n int) int
+// Converts 8 floats at a time while all 8 round to normal halves; returns
+// how many it did. n: a multiple of 8.
+TEXT ·f32ToF16SSE(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ BX, BX
+	BCAST(8, X6)
+	BCAST(32, X7)
+	BCAST(28, X8)
+	BCAST(36, X9)
+	BCAST(16, X10)
+	BCAST(4, X11)
+	BCAST(20, X12)
+	BCAST(24, X13)
+	PXOR X14, X14
+	MOVOU lowWords<>(SB), X15
+loopfh:
+	CMPQ CX, $8
+	JB   donefh
+	PXOR X5, X5
+	MOVUPS (SI), X0
+	TOHALF4(X0)
+	MOVUPS 16(SI), X1
+	TOHALF4(X1)
+	PMOVMSKB X5, AX
+	TESTL AX, AX
+	JNZ  donefh
+	PUNPCKLQDQ X1, X0
+	MOVOU X0, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	ADDQ $8, BX
+	SUBQ $8, CX
+	JMP  loopfh
+donefh:
+	MOVQ BX, ret+24(FP)
+	RET

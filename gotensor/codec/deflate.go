@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdflate "compress/flate"
 	"hash/adler32"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -20,9 +21,9 @@ type deflate struct{}
 
 // shuffleDeflate is byte planes (as in planes) inflated from one raw
 // DEFLATE stream: a BlueField-3 can inflate it in hardware and the host
-// (or the DPU's Arm cores) merges the planes. Planes worth coding (as
-// planes decides) are Huffman-only blocks, the others stored blocks, in
-// plane order. aux is the Adler-32 of the inflated, still shuffled bytes.
+// (or the DPU's Arm cores) merges the planes. The exponent planes, and
+// planes a sample shows Huffman coding shrinks, are Huffman-only blocks,
+// the others stored blocks, in plane order. aux is the Adler-32 of the inflated, still shuffled bytes.
 type shuffleDeflate struct{}
 
 func init() {
@@ -104,7 +105,7 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	}
 	defer huffmanWriters.Put(w)
 	for j := 0; j < k; j++ {
-		if !ps.coded(src, k, rot, j) {
+		if !(j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
 			appendStored(out, pl[j], false)
 			continue
 		}
@@ -117,6 +118,34 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	}
 	appendStored(out, nil, true)
 	return out.Bytes(), checksum(ps.buf[:len(src)]), nil
+}
+
+// shrinks estimates from a sample of up to 16K bytes whether Huffman
+// coding shrinks p by more than 0.5%: the sample's order-0 entropy with
+// the Miller-Madow correction (without it a uniform plane looks 2%
+// compressible in 1K bytes).
+func shrinks(p []byte, hist *[256]uint32) bool {
+	const sample = 16 << 10
+	if len(p) < 256 {
+		return false
+	}
+	*hist = [256]uint32{}
+	step := max(1, len(p)/sample)
+	m := 0
+	for i := 0; i < len(p); i += step {
+		hist[p[i]]++
+		m++
+	}
+	total := float64(m)
+	bins, bits := 0, 0.0
+	for _, c := range hist {
+		if c > 0 {
+			bins++
+			bits += float64(c) * math.Log2(total/float64(c))
+		}
+	}
+	bits += float64(bins-1) / (2 * math.Ln2) // Miller-Madow: (bins-1)/2N nats per byte
+	return bits < 0.995*8*total
 }
 
 // appendStored appends p as stored DEFLATE blocks to a byte-aligned

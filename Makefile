@@ -9,7 +9,10 @@ export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 # the UCX transport is built where libucx is (pkg-config ucx); GOTENSOR_UCX=0 leaves it out
 GOTENSOR_UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
 export GOTENSOR_UCX
-GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx)
+# libdeflate (libdeflate-dev) decodes DEFLATE streams faster where pkg-config finds it
+GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && echo 1 || echo 0)
+export GOTENSOR_LIBDEFLATE
+GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
 
 .PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
@@ -62,6 +65,7 @@ doca-check:         ## compile and link the doca build against real DOCA headers
 FUZZTIME ?=
 fuzz:               ## run every Go fuzz target from its seed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
+	$(GO) test -run '^$$' -fuzz '^FuzzPlanesSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/frame
 	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/transport/wire
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(or $(FUZZTIME),80000x) ./gotensor/transport/wire

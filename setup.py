@@ -30,7 +30,7 @@ def _run(cmd, cwd, env):
 
 
 def _ucx_tags(env):
-    """`-build-tags=ucx` where libucx is found; GOTENSOR_UCX=0 leaves UCX out, =1 insists."""
+    """`ucx` where libucx is found; GOTENSOR_UCX=0 leaves UCX out, =1 insists."""
     want = env.get("GOTENSOR_UCX", "")
     if want == "0":
         return []
@@ -39,6 +39,15 @@ def _ucx_tags(env):
     if want == "1" and not found:
         sys.exit("error: GOTENSOR_UCX=1 but pkg-config finds no ucx: install libucx-dev (UCX >= 1.13)")
     return ["ucx"] if found else []
+
+
+def _libdeflate_tags(env):
+    """`libdeflate` where pkg-config finds it (Debian's libdeflate-dev): faster DEFLATE decoding."""
+    found = shutil.which("pkg-config") is not None and subprocess.call(
+        ["pkg-config", "--exists", "libdeflate"], env=env) == 0
+    return ["libdeflate"] if found and env.get("GOTENSOR_LIBDEFLATE", "") != "0" else []
+
+
 
 
 def _go_env():
@@ -57,13 +66,13 @@ def _go_env():
 
 def build_native(dest):
     go, bin_dir, env = _go_env()
-    tags = _ucx_tags(env)
+    tags = _ucx_tags(env) + _libdeflate_tags(env)
     _run([go, "build", "-o", bin_dir + os.sep, "github.com/go-python/gopy", "golang.org/x/tools/cmd/goimports"],
          os.path.join(ROOT, "tools", "gopy"), env)
     out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module
     shutil.rmtree(out, ignore_errors=True)
     _run([os.path.join(bin_dir, "gopy"), "build", "-output=" + out, "-vm=" + sys.executable,
-          "-rename=true", "-name=gtnative", *[f"-build-tags={t}" for t in tags], PKG], ROOT, env)
+          "-rename=true", "-name=gtnative", *(["-build-tags=" + ",".join(tags)] if tags else []), PKG], ROOT, env)
     os.makedirs(dest, exist_ok=True)
     files = [os.path.join(out, f) for f in ("__init__.py", "go.py", "pybind.py")]
     files += glob.glob(os.path.join(out, "_gtnative*.so"))

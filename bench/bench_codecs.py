@@ -24,7 +24,8 @@ from gotensor.checkpoints import find_testdata, load_llama2c, load_safetensors
 from _report import update_markdown, write_json
 
 CORES = os.cpu_count() or 1
-GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "none", "q4"]
+GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "shuffle-zstd", "none", "q4", "q8"]
+LOSSY = ("q4", "q8")
 
 
 def datasets() -> dict[str, torch.Tensor]:
@@ -75,9 +76,9 @@ def bench_gotensor(t: torch.Tensor, reps: int) -> list[dict]:
     with gotensor.open("mem://") as s:
         out = torch.empty_like(t)
         for codec in GT_CODECS:
-            if codec == "q4" and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+            if codec in LOSSY and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
                 continue
-            rec = {"implementation": "gotensor", "codec": codec, "lossy": codec == "q4"}
+            rec = {"implementation": "gotensor", "codec": codec, "lossy": codec in LOSSY}
             for label, workers in (("1core", 1), ("all", 0)):
                 gotensor.set_workers(workers)
                 c = timed(lambda: s.write_tensor("t", t, codec=codec), reps)
@@ -85,7 +86,7 @@ def bench_gotensor(t: torch.Tensor, reps: int) -> list[dict]:
                 rec[f"compress_mbps_{label}"] = mbps(nbytes, c)
                 rec[f"decompress_mbps_{label}"] = mbps(nbytes, d)
             gotensor.set_workers(0)
-            if codec != "q4":
+            if codec not in LOSSY:
                 assert torch.equal(out.view(torch.uint8), t.view(torch.uint8)), codec
             rec["ratio"] = nbytes / s.stat("t")["stored_bytes"]
             rows.append(rec)
@@ -163,7 +164,7 @@ def main() -> None:
              f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; medians; MB/s of raw tensor "
              "bytes; compress / decompress. All implementations measured in the same run. gotensor goes through the "
              "Python API into the embedded store (write_tensor, then read_tensor(out=)); the others are called on a "
-             "bytearray. `-`: the implementation has no multi-threaded mode. q4 is lossy (FlexGen's 4-bit format).",
+             "bytearray. `-`: the implementation has no multi-threaded mode. q4 and q8 are lossy (FlexGen's 4- and 8-bit formats).",
              ""]
     for ds in dict.fromkeys(r["dataset"] for r in records):
         for dt in ("bfloat16", "float16", "float32"):
@@ -192,7 +193,48 @@ def main() -> None:
         lines += ["### bfloat16 goals: gotensor planes vs ZipNN, same run", "",
                   "| dataset | ratio (planes vs ZipNN) | 1-core compress vs ZipNN | 1-core decompress vs ZipNN | planes all-core / 1-core (compress / decompress) |",
                   "|---|---|---|---|---|"] + goals
+    lines += [""] + goal_lines(records)
     update_markdown(args.md, "codecs", "\n".join(lines))
+
+
+def goal_lines(records: list[dict]) -> list[str]:
+    """The codec goals of issue 15, each against its reference from the same run (1 core)."""
+    def row(ds, dt, impl, codec):
+        return next((r for r in records if r["dataset"] == ds and r["dtype"] == dt
+                     and r["implementation"] == impl and r["codec"] == codec), None)
+
+    out = ["### Codec goals, same run, 1 core",
+           "",
+           "deflate ratio >= zlib level 1's; shuffle-deflate decode >= 1 GB/s and encode >= 0.8x planes'; "
+           "zstd ratio and speed >= zstandard level 3's; planes float16 >= 1.2x ZipNN both ways; q4/q8 >= 1 GB/s both ways.",
+           "",
+           "| dataset | dtype | deflate / zlib-1 ratio | shuffle-deflate decode MB/s (encode vs planes) | "
+           "zstd / zstd-3 ratio (compress, decompress speed) | planes / ZipNN (compress, decompress) | "
+           "q4 MB/s (compress / decompress) | q8 MB/s (compress / decompress) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for ds in dict.fromkeys(r["dataset"] for r in records):
+        for dt in ("bfloat16", "float16", "float32"):
+            g = {c: row(ds, dt, "gotensor", c) for c in GT_CODECS}
+            zl, zs, zn = row(ds, dt, "zlib", "zlib-1"), row(ds, dt, "zstandard", "zstd-3"), row(ds, dt, "zipnn", "huffman")
+            if not g["planes"]:
+                continue
+
+            def ratio(a, b, key):
+                return f"{a[key] / b[key]:.2f}x" if a and b and a.get(key) and b.get(key) else "-"
+
+            sd, pl = g["shuffle-deflate"], g["planes"]
+            cells = [
+                f"{g['deflate']['ratio']:.3f} / {zl['ratio']:.3f}" if zl else "-",
+                f"{sd['decompress_mbps_1core']:,.0f} ({ratio(sd, pl, 'compress_mbps_1core')})",
+                " ".join(f"{c} {g[c]['ratio']:.3f} / {zs['ratio']:.3f} ({ratio(g[c], zs, 'compress_mbps_1core')}, "
+                         f"{ratio(g[c], zs, 'decompress_mbps_1core')});" for c in ("zstd", "shuffle-zstd")) if zs else "-",
+                (f"{ratio(pl, zn, 'compress_mbps_1core')}, {ratio(pl, zn, 'decompress_mbps_1core')}") if zn else "-",
+            ]
+            for q in LOSSY:
+                r = g[q]
+                cells.append(f"{r['compress_mbps_1core']:,.0f} / {r['decompress_mbps_1core']:,.0f}" if r else "-")
+            out.append(f"| {ds} | {dt} | " + " | ".join(cells) + " |")
+    return out
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ const (
 	IDZstd           ID = 5
 	IDQ4             ID = 6
 	IDQ8             ID = 7
+	IDShuffleZstd    ID = 8
+
+	idMax = IDShuffleZstd // the highest codec id
 )
 
 // Info is what a codec knows about the chunk it codes.

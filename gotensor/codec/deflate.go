@@ -2,11 +2,14 @@ package codec
 
 import (
 	"bytes"
+	stdflate "compress/flate"
 	"hash/adler32"
+	"math"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
 
+	"github.com/gotensor/gotensor/gotensor/codec/internal/libdeflate"
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -17,9 +20,10 @@ import (
 type deflate struct{}
 
 // shuffleDeflate is byte planes (as in planes) inflated from one raw
-// DEFLATE stream coded Huffman-only: a BlueField-3 can inflate it in
-// hardware and the host (or the DPU's Arm cores) merges the planes. aux
-// is the Adler-32 of the inflated, still shuffled bytes.
+// DEFLATE stream: a BlueField-3 can inflate it in hardware and the host
+// (or the DPU's Arm cores) merges the planes. The exponent planes, and
+// planes a sample shows Huffman coding shrinks, are Huffman-only blocks,
+// the others stored blocks, in plane order. aux is the Adler-32 of the inflated, still shuffled bytes.
 type shuffleDeflate struct{}
 
 func init() {
@@ -37,40 +41,38 @@ func (shuffleDeflate) Supports(d tensor.DType) bool {
 	return planes{}.Supports(d)
 }
 
-type flateWriters struct {
-	pool  [2]sync.Pool // by level index
-	level [2]int
-}
+// Go's compress/flate at BestSpeed codes deflate: its LZ77 with dynamic
+// Huffman blocks reaches zlib level 1's ratio on float weights, where
+// klauspost's fast levels leave them nearly raw. klauspost's Huffman-only
+// writer codes the planes of shuffle-deflate.
+var (
+	lzWriters      sync.Pool // *stdflate.Writer
+	huffmanWriters sync.Pool // *flate.Writer
+)
 
-var writers = flateWriters{level: [2]int{flate.BestSpeed, flate.HuffmanOnly}}
-
-func deflateTo(out *bytes.Buffer, src []byte, li int) error {
-	w, _ := writers.pool[li].Get().(*flate.Writer)
+func (deflate) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
+	out := bytes.NewBuffer(dst[:0])
+	w, _ := lzWriters.Get().(*stdflate.Writer)
 	if w == nil {
 		var err error
-		if w, err = flate.NewWriter(out, writers.level[li]); err != nil {
-			return err
+		if w, err = stdflate.NewWriter(out, stdflate.BestSpeed); err != nil {
+			return nil, 0, err
 		}
 	} else {
 		w.Reset(out)
 	}
-	defer writers.pool[li].Put(w)
+	defer lzWriters.Put(w)
 	if _, err := w.Write(src); err != nil {
-		return err
-	}
-	return w.Close()
-}
-
-func (deflate) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
-	out := bytes.NewBuffer(dst[:0])
-	if err := deflateTo(out, src, 0); err != nil {
 		return nil, 0, err
 	}
-	return out.Bytes(), adler32.Checksum(src), nil
+	if err := w.Close(); err != nil {
+		return nil, 0, err
+	}
+	return out.Bytes(), checksum(src), nil
 }
 
 func (deflate) Decode(dst, src []byte, _ Info, aux uint32) error {
-	sum, err := engine.Current().Inflate(dst, src)
+	sum, err := inflate(dst, src)
 	if err != nil {
 		return err
 	}
@@ -88,13 +90,81 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	n := len(src) / k
-	splitPlanes(ps.planes(k, n), src, k, rot)
-	shuffled := ps.buf[:len(src)]
+	pl := ps.planes(k, n)
+	splitPlanes(pl, src, k, rot)
 	out := bytes.NewBuffer(dst[:0])
-	if err := deflateTo(out, shuffled, 1); err != nil {
-		return nil, 0, err
+	out.Grow(len(src) + len(src)/8 + 64)
+	w, _ := huffmanWriters.Get().(*flate.Writer)
+	if w == nil {
+		var err error
+		if w, err = flate.NewWriter(out, flate.HuffmanOnly); err != nil {
+			return nil, 0, err
+		}
+	} else {
+		w.Reset(out)
 	}
-	return out.Bytes(), adler32.Checksum(shuffled), nil
+	defer huffmanWriters.Put(w)
+	for j := 0; j < k; j++ {
+		if !(j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
+			appendStored(out, pl[j], false)
+			continue
+		}
+		if _, err := w.Write(pl[j]); err != nil {
+			return nil, 0, err
+		}
+		if err := w.Flush(); err != nil { // ends byte-aligned, not final
+			return nil, 0, err
+		}
+	}
+	appendStored(out, nil, true)
+	return out.Bytes(), checksum(ps.buf[:len(src)]), nil
+}
+
+// shrinks estimates from a sample of up to 16K bytes whether Huffman
+// coding shrinks p by more than 1.5%: the sample's order-0 entropy with
+// the Miller-Madow correction (without it a uniform plane looks 2%
+// compressible in 1K bytes).
+func shrinks(p []byte, hist *[256]uint32) bool {
+	const sample = 16 << 10
+	if len(p) < 256 {
+		return false
+	}
+	*hist = [256]uint32{}
+	step := max(1, len(p)/sample)
+	m := 0
+	for i := 0; i < len(p); i += step {
+		hist[p[i]]++
+		m++
+	}
+	total := float64(m)
+	bins, bits := 0, 0.0
+	for _, c := range hist {
+		if c > 0 {
+			bins++
+			bits += float64(c) * math.Log2(total/float64(c))
+		}
+	}
+	bits += float64(bins-1) / (2 * math.Ln2) // Miller-Madow: (bins-1)/2N nats per byte
+	return bits < 0.985*8*total
+}
+
+// appendStored appends p as stored DEFLATE blocks to a byte-aligned
+// stream; final marks the last block (which may be empty).
+func appendStored(out *bytes.Buffer, p []byte, final bool) {
+	for {
+		m := min(len(p), 0xFFFF)
+		last := final && m == len(p)
+		var hdr byte
+		if last {
+			hdr = 1 // BFINAL, BTYPE 00
+		}
+		out.Write([]byte{hdr, byte(m), byte(m >> 8), ^byte(m), ^byte(m >> 8)})
+		out.Write(p[:m])
+		p = p[m:]
+		if len(p) == 0 && (!final || last) {
+			return
+		}
+	}
 }
 
 func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
@@ -106,7 +176,7 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	defer planePool.Put(ps)
 	pl := ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]
-	sum, err := engine.Current().Inflate(shuffled, src)
+	sum, err := inflate(shuffled, src)
 	if err != nil {
 		return err
 	}
@@ -115,4 +185,26 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	}
 	mergePlanes(dst, pl, k, rot)
 	return nil
+}
+
+// inflate decodes a raw DEFLATE stream that fills dst and returns its
+// Adler-32: through libdeflate where the binary has it and the engine is
+// the software one, through the current engine otherwise.
+func inflate(dst, src []byte) (uint32, error) {
+	e := engine.Current()
+	if _, sw := e.(engine.Software); sw && libdeflate.Built {
+		if err := libdeflate.Inflate(dst, src); err != nil {
+			return 0, err
+		}
+		return checksum(dst), nil
+	}
+	return e.Inflate(dst, src)
+}
+
+// checksum is Adler-32, libdeflate's where the binary has it.
+func checksum(b []byte) uint32 {
+	if libdeflate.Built {
+		return libdeflate.Adler32(b)
+	}
+	return adler32.Checksum(b)
 }

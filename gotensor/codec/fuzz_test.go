@@ -22,7 +22,7 @@ type fuzzSeed struct {
 }
 
 func fuzzSeeds() (seeds []fuzzSeed) {
-	for id := IDNone; id <= IDQ8; id++ {
+	for id := IDNone; id <= idMax; id++ {
 		c, _ := ByID(id)
 		for di, d := range fuzzDTypes {
 			if !c.Supports(d) {
@@ -52,7 +52,7 @@ func FuzzDecoders(f *testing.F) {
 		f.Add(s.id, s.dtype, s.n, s.aux, s.src)
 	}
 	f.Fuzz(func(t *testing.T, id, di uint8, n uint16, aux uint32, src []byte) {
-		c, err := ByID(ID(id % (uint8(IDQ8) + 1)))
+		c, err := ByID(ID(id % (uint8(idMax) + 1)))
 		if err != nil {
 			return
 		}

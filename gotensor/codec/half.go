@@ -4,7 +4,15 @@ import "math"
 
 // IEEE half and bfloat16 conversions, round to nearest even, as torch does.
 
+// f16ToF32 converts normal numbers inline and the rest in f16ToF32Special.
 func f16ToF32(h uint16) float32 {
+	if e := h & 0x7C00; e != 0 && e != 0x7C00 {
+		return math.Float32frombits(uint32(h&0x8000)<<16 | (uint32(h&0x7FFF)+112<<10)<<13)
+	}
+	return f16ToF32Special(h)
+}
+
+func f16ToF32Special(h uint16) float32 {
 	sign := uint32(h>>15) << 31
 	exp := int(h>>10) & 0x1F
 	mant := uint32(h & 0x3FF)
@@ -24,7 +32,18 @@ func f16ToF32(h uint16) float32 {
 	return math.Float32frombits(sign | uint32(exp-15+127)<<23 | mant<<13)
 }
 
+// f32ToF16 converts what becomes a normal half inline and the rest in
+// f32ToF16Special.
 func f32ToF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if e := b >> 23 & 0xFF; e-113 < 29 { // exponent 2^-14 .. 2^14: normal, even after rounding up
+		m := b&0x7FFFFFFF - 112<<23
+		return uint16(b>>16)&0x8000 | uint16((m+0xFFF+(m>>13)&1)>>13)
+	}
+	return f32ToF16Special(f)
+}
+
+func f32ToF16Special(f float32) uint16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
 	exp := int(b>>23) & 0xFF

@@ -87,7 +87,7 @@ func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	var modes [8]byte
 	raw := 0
 	for j := 0; j < k; j++ {
-		if j == 0 || (j == 1 && k == 8) || ps.worthCoding(src, k, rot, j) {
+		if ps.coded(src, k, rot, j) {
 			modes[j] = planeBlocks
 		} else {
 			raw++
@@ -117,6 +117,13 @@ func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 		}
 	}
 	return out, 0, nil
+}
+
+// coded reports whether plane j is entropy-coded: the top plane (the
+// exponent) always, the next one of float64 too, the others when a sample
+// says so.
+func (ps *planeScratch) coded(src []byte, k int, rot bool, j int) bool {
+	return j == 0 || (j == 1 && k == 8) || ps.worthCoding(src, k, rot, j)
 }
 
 // worthCoding estimates from a sample of plane j whether huff0 would

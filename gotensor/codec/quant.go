@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -112,6 +113,52 @@ func (q quant) encodedRow(g geometry) (data, scales int) {
 	return g.groups * g.group * q.bits / 8 * g.inner, g.groups * 2 * g.inner * q.scale
 }
 
+// A task quantizes about taskElems elements: whole groups of one row
+// (inner == 1) or a tile of columns of one group (inner > 1, the tile
+// being read and written a group row at a time, contiguously).
+const taskElems = 16 << 10
+
+// tiling splits the work of one chunk of rows into tasks.
+type tiling struct {
+	g           geometry
+	perRow      int // tasks per outer row
+	groupsPer   int // inner == 1: groups per task
+	width       int // inner > 1: columns per task
+	tilesPerGrp int // inner > 1: tasks per group
+}
+
+func newTiling(g geometry) tiling {
+	t := tiling{g: g}
+	if g.inner == 1 {
+		t.groupsPer = max(1, taskElems/g.group)
+		t.perRow = (g.groups + t.groupsPer - 1) / t.groupsPer
+	} else {
+		t.width = min(g.inner, max(1, taskElems/g.group))
+		t.tilesPerGrp = (g.inner + t.width - 1) / t.width
+		t.perRow = g.groups * t.tilesPerGrp
+	}
+	return t
+}
+
+// quantScratch holds one task's values as float32 and per-column state.
+type quantScratch struct {
+	x           []float32
+	mn, sc, sum []float32
+	tab         []uint32 // q4 decode: 16 output words per column
+}
+
+var quantPool = pool.New(func() *quantScratch { return new(quantScratch) })
+
+func (s *quantScratch) size(elems, cols int) {
+	if cap(s.x) < elems {
+		s.x = make([]float32, elems)
+	}
+	if cap(s.mn) < cols {
+		s.mn, s.sc, s.sum, s.tab = make([]float32, cols), make([]float32, cols), make([]float32, cols), make([]uint32, 16*cols)
+	}
+	s.x, s.mn, s.sc, s.sum, s.tab = s.x[:elems], s.mn[:cols], s.sc[:cols], s.sum[:cols], s.tab[:16*cols]
+}
+
 func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	g, err := q.geometry(in)
 	if err != nil {
@@ -132,53 +179,159 @@ func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	}
 	out := dst[:size]
 	data, scales := out[:rows*dRow], out[rows*dRow:]
-	load := loader(in.Meta.DType)
-	// one task per (row, group): groups are independent
-	err = parallel.ForBytes(rows*g.groups, int64(len(src)), func(t int) error {
-		r, gi := t/g.groups, t%g.groups
-		q.encodeGroup(g, load, src[r*rowRaw:(r+1)*rowRaw], gi, data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow])
+	tl := newTiling(g)
+	d := in.Meta.DType
+	err = parallel.ForBytes(rows*tl.perRow, int64(len(src)), func(t int) error {
+		r, k := t/tl.perRow, t%tl.perRow
+		row, rdata, rscales := src[r*rowRaw:(r+1)*rowRaw], data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow]
+		s := quantPool.Get()
+		defer quantPool.Put(s)
+		if g.inner == 1 {
+			q.encodeGroups(g, d, s, row, k*tl.groupsPer, min((k+1)*tl.groupsPer, g.groups), rdata, rscales)
+		} else {
+			gi, i0 := k/tl.tilesPerGrp, k%tl.tilesPerGrp*tl.width
+			q.encodeTile(g, d, s, row, gi, i0, min(i0+tl.width, g.inner), rdata, rscales)
+		}
 		return nil
 	})
 	return out, 0, err
 }
 
-func (q quant) encodeGroup(g geometry, load func([]byte, int) float32, row []byte, gi int, data, scales []byte) {
+// encodeGroups quantizes groups [g0, g1) of a row whose groups are
+// contiguous (inner == 1).
+func (q quant) encodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
+	s.size((g1-g0)*g.group, 0)
+	lo, hi := g0*g.group, min(g1*g.group, g.length)
+	toF32s(s.x[:hi-lo], row[lo*g.elem:hi*g.elem], d)
+	clear(s.x[hi-lo:]) // padding
 	levels := float32(int(1)<<q.bits - 1)
-	for i := 0; i < g.inner; i++ {
-		mn, mx := float32(math.Inf(1)), float32(math.Inf(-1))
-		for j := gi * g.group; j < (gi+1)*g.group; j++ {
-			x := float32(0) // padding
-			if j < g.length {
-				x = load(row, j*g.inner+i)
-			}
-			mn, mx = min(mn, x), max(mx, x)
-		}
+	for gi := g0; gi < g1; gi++ {
+		x := s.x[(gi-g0)*g.group : (gi-g0+1)*g.group]
+		mn, mx := minMax(x)
 		scale := levels * (1 / (mx - mn)) // FlexGen: B / (mx - mn) is reciprocal, then multiply
-		so := ((gi*2)*g.inner + i) * q.scale
-		q.putScale(scales[so:], scale)
-		q.putScale(scales[so+q.scale*g.inner:], mn)
-		for j := 0; j < g.group; j++ {
-			x := float32(0)
-			if jj := gi*g.group + j; jj < g.length {
-				x = load(row, jj*g.inner+i)
+		q.putScale(scales[gi*2*q.scale:], scale)
+		q.putScale(scales[(gi*2+1)*q.scale:], mn)
+		if q.bits == 8 {
+			out := data[gi*g.group : (gi+1)*g.group]
+			for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
+				out[j] = quantize(x[j], mn, scale, levels)
 			}
-			v := (x - mn) * scale
-			var qv uint8 // NaN (a constant group: 0 * inf) converts to 0, as on x86
-			if v == v {
-				qv = uint8(math.RoundToEven(float64(min(max(v, 0), levels))))
+			continue
+		}
+		out := data[gi*g.group/2 : (gi+1)*g.group/2]
+		for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
+			out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
+		}
+	}
+}
+
+// encodeTile quantizes columns [i0, i1) of group gi of a row (inner > 1).
+func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byte, gi, i0, i1 int, data, scales []byte) {
+	w := i1 - i0
+	s.size(g.group*w, w)
+	for j := 0; j < g.group; j++ {
+		x := s.x[j*w : (j+1)*w]
+		if jj := gi*g.group + j; jj < g.length {
+			toF32s(x, row[(jj*g.inner+i0)*g.elem:(jj*g.inner+i1)*g.elem], d)
+		} else {
+			clear(x) // padding
+		}
+	}
+	mn, sc, sum := s.mn, s.sc, s.sum
+	copy(mn, s.x[:w])
+	copy(sc, s.x[:w]) // the maximum, until it becomes the scale
+	copy(sum, s.x[:w])
+	for j := 1; j < g.group; j++ {
+		x := s.x[j*w : (j+1)*w]
+		for c := minMaxColsFast(mn, sc, sum, x); c < w; c++ {
+			v := x[c]
+			if v < mn[c] {
+				mn[c] = v
 			}
-			if q.bits == 8 {
-				data[(gi*g.group+j)*g.inner+i] = qv
-				continue
+			if v > sc[c] {
+				sc[c] = v
 			}
-			p := &data[(gi*g.group/2+j/2)*g.inner+i]
-			if j%2 == 0 {
-				*p = qv << 4
-			} else {
-				*p |= qv
+			sum[c] += v
+		}
+	}
+	for c := range mn {
+		// plain comparisons and vectors are exact where the sum shows no
+		// NaN and neither end is a zero; elsewhere the builtins' rules
+		if sum[c] != sum[c] || mn[c] == 0 || sc[c] == 0 {
+			mn[c], sc[c] = float32(math.Inf(1)), float32(math.Inf(-1))
+			for j := 0; j < g.group; j++ {
+				mn[c], sc[c] = min(mn[c], s.x[j*w+c]), max(sc[c], s.x[j*w+c])
 			}
 		}
 	}
+	levels := float32(int(1)<<q.bits - 1)
+	for c := range sc {
+		sc[c] = levels * (1 / (sc[c] - mn[c]))
+		so := ((gi*2)*g.inner + i0 + c) * q.scale
+		q.putScale(scales[so:], sc[c])
+		q.putScale(scales[so+q.scale*g.inner:], mn[c])
+	}
+	if q.bits == 8 {
+		for j := 0; j < g.group; j++ {
+			out, x := data[(gi*g.group+j)*g.inner+i0:][:w], s.x[j*w:(j+1)*w]
+			for c := quantizeColsFast(out, x, nil, mn, sc, levels); c < w; c++ {
+				out[c] = quantize(x[c], mn[c], sc[c], levels)
+			}
+		}
+		return
+	}
+	for p := 0; p < g.group/2; p++ {
+		out := data[(gi*g.group/2+p)*g.inner+i0:][:w]
+		even, odd := s.x[2*p*w:][:w], s.x[(2*p+1)*w:][:w]
+		for c := quantizeColsFast(out, even, odd, mn, sc, levels); c < w; c++ {
+			out[c] = quantize(even[c], mn[c], sc[c], levels)<<4 | quantize(odd[c], mn[c], sc[c], levels)
+		}
+	}
+}
+
+// minMax is the builtins' min and max of +inf, -inf and x, bit for bit
+// (which NaN wins, -0 < +0), computed with plain comparisons where no NaN
+// or zero makes that differ.
+func minMax(x []float32) (mn, mx float32) {
+	// vectors: exact where the sum shows no NaN and neither end is a zero
+	if vmn, vmx, sum, ok := minMaxSumFast(x); ok && sum == sum && vmn != 0 && vmx != 0 {
+		return vmn, vmx
+	}
+	mn, mx = x[0], x[0]
+	nan := false
+	for _, v := range x {
+		if v < mn {
+			mn = v
+		}
+		if v > mx {
+			mx = v
+		}
+		if v != v {
+			nan = true
+		}
+	}
+	if nan || mn == 0 || mx == 0 {
+		mn, mx = float32(math.Inf(1)), float32(math.Inf(-1))
+		for _, v := range x {
+			mn, mx = min(mn, v), max(mx, v)
+		}
+	}
+	return mn, mx
+}
+
+// quantize is round_half_even(clamp((x-mn)*scale, 0, levels)) in float32;
+// NaN (a constant group: 0 * inf) gives 0, as on x86.
+func quantize(x, mn, scale, levels float32) uint8 {
+	v := (x - mn) * scale
+	if !(v > 0) {
+		return 0
+	}
+	if v > levels {
+		v = levels
+	}
+	// adding 1.5 * 2^23 rounds to an integer, half to even, that the low
+	// mantissa bits then hold
+	return uint8(math.Float32bits(v + 0x1.8p23))
 }
 
 func (q quant) Decode(dst, src []byte, in Info, _ uint32) error {
@@ -196,33 +349,113 @@ func (q quant) Decode(dst, src []byte, in Info, _ uint32) error {
 		return corrupt("%s: chunk holds %d bytes, want %d", q.name, len(src), rows*(dRow+sRow))
 	}
 	data, scales := src[:rows*dRow], src[rows*dRow:]
-	store := storer(in.Meta.DType)
-	return parallel.ForBytes(rows*g.groups, int64(len(dst)), func(t int) error {
-		r, gi := t/g.groups, t%g.groups
-		q.decodeGroup(g, store, dst[r*rowRaw:(r+1)*rowRaw], gi, data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow])
+	tl := newTiling(g)
+	d := in.Meta.DType
+	return parallel.ForBytes(rows*tl.perRow, int64(len(dst)), func(t int) error {
+		r, k := t/tl.perRow, t%tl.perRow
+		row, rdata, rscales := dst[r*rowRaw:(r+1)*rowRaw], data[r*dRow:(r+1)*dRow], scales[r*sRow:(r+1)*sRow]
+		s := quantPool.Get()
+		defer quantPool.Put(s)
+		if g.inner == 1 {
+			q.decodeGroups(g, d, s, row, k*tl.groupsPer, min((k+1)*tl.groupsPer, g.groups), rdata, rscales)
+		} else {
+			gi, i0 := k/tl.tilesPerGrp, k%tl.tilesPerGrp*tl.width
+			q.decodeTile(g, d, s, row, gi, i0, min(i0+tl.width, g.inner), rdata, rscales)
+		}
 		return nil
 	})
 }
 
-func (q quant) decodeGroup(g geometry, store func([]byte, int, float32), row []byte, gi int, data, scales []byte) {
-	for i := 0; i < g.inner; i++ {
-		so := ((gi*2)*g.inner + i) * q.scale
-		scale, mn := q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
-		for j := 0; j < g.group; j++ {
-			jj := gi*g.group + j
-			if jj >= g.length {
-				break
+// dequantize is FlexGen's CPU path: q/scale + min in float32, as the bits
+// of the tensor's dtype.
+func dequantize(qv uint8, scale, mn float32, d tensor.DType) uint32 {
+	return fromF32(float32(qv)/scale+mn, d)
+}
+
+// decodeGroups is the inverse of encodeGroups.
+func (q quant) decodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
+	var tab [16]uint32
+	for gi := g0; gi < g1; gi++ {
+		scale, mn := q.getScale(scales[gi*2*q.scale:]), q.getScale(scales[(gi*2+1)*q.scale:])
+		n := min(g.group, g.length-gi*g.group) // the last group may be padded
+		out := row[gi*g.group*g.elem : (gi*g.group+n)*g.elem]
+		if q.bits == 8 {
+			s.size(n, 0)
+			codes := data[gi*g.group:][:n]
+			for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
+				s.x[i] = float32(codes[i])/scale + mn
 			}
-			var qv uint8
-			if q.bits == 8 {
-				qv = data[jj*g.inner+i]
-			} else if b := data[(gi*g.group/2+j/2)*g.inner+i]; j%2 == 0 {
-				qv = b >> 4
-			} else {
-				qv = b & 15
-			}
-			store(row, jj*g.inner+i, float32(qv)/scale+mn)
+			fromF32s(out, s.x, d)
+			continue
 		}
+		for c := range tab {
+			tab[c] = dequantize(uint8(c), scale, mn, d)
+		}
+		putNibbles(out, data[gi*g.group/2:][:(n+1)/2], &tab, g.elem)
+	}
+}
+
+// decodeTile is the inverse of encodeTile.
+func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byte, gi, i0, i1 int, data, scales []byte) {
+	w := i1 - i0
+	s.size(w, w)
+	for c := 0; c < w; c++ {
+		so := ((gi*2)*g.inner + i0 + c) * q.scale
+		scale, mn := q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
+		if q.bits == 8 {
+			s.sc[c], s.mn[c] = scale, mn
+			continue
+		}
+		for v := 0; v < 16; v++ {
+			s.tab[16*c+v] = dequantize(uint8(v), scale, mn, d)
+		}
+	}
+	n := min(g.group, g.length-gi*g.group)
+	for j := 0; j < n; j++ {
+		jj := gi*g.group + j
+		out := row[(jj*g.inner+i0)*g.elem:][:w*g.elem]
+		if q.bits == 8 {
+			in := data[jj*g.inner+i0:][:w]
+			for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
+				s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
+			}
+			fromF32s(out, s.x, d)
+			continue
+		}
+		in := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]
+		shift := 4 * (1 - j%2) // element 2p in the high nibble
+		for c, b := range in {
+			putWord(out, c, s.tab[16*c+int(b>>shift&15)], g.elem)
+		}
+	}
+}
+
+// putNibbles writes the n = len(out)/elem elements packed two per byte in
+// in (high nibble first) through tab.
+func putNibbles(out, in []byte, tab *[16]uint32, elem int) {
+	n := len(out) / elem
+	done := nibblesFast(out, in[:n/2], tab, elem)
+	if elem == 2 {
+		for p := done; p < n/2; p++ {
+			b := in[p]
+			binary.LittleEndian.PutUint32(out[4*p:], tab[b>>4]&0xFFFF|tab[b&15]<<16)
+		}
+	} else {
+		for p := done; p < n/2; p++ {
+			b := in[p]
+			binary.LittleEndian.PutUint64(out[8*p:], uint64(tab[b>>4])|uint64(tab[b&15])<<32)
+		}
+	}
+	if n%2 == 1 {
+		putWord(out, n-1, tab[in[n/2]>>4], elem)
+	}
+}
+
+func putWord(out []byte, i int, w uint32, elem int) {
+	if elem == 2 {
+		binary.LittleEndian.PutUint16(out[2*i:], uint16(w))
+	} else {
+		binary.LittleEndian.PutUint32(out[4*i:], w)
 	}
 }
 
@@ -241,24 +474,62 @@ func (q quant) getScale(b []byte) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(b))
 }
 
-func loader(d tensor.DType) func([]byte, int) float32 {
+// toF32s converts len(dst) elements of dtype d (float16, bfloat16 or
+// float32, little endian) to float32.
+func toF32s(dst []float32, src []byte, d tensor.DType) {
 	switch d {
 	case tensor.Float16:
-		return func(b []byte, i int) float32 { return f16ToF32(binary.LittleEndian.Uint16(b[2*i:])) }
+		src = src[:2*len(dst)]
+		for i := 0; i < len(dst); {
+			i += f16ToF32Fast(dst[i:], src[2*i:])
+			for end := min(i+8, len(dst)); i < end; i++ { // a group with a special half, or the tail
+				dst[i] = f16ToF32(binary.LittleEndian.Uint16(src[2*i:]))
+			}
+		}
 	case tensor.BFloat16:
-		return func(b []byte, i int) float32 {
-			return math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+		src = src[:2*len(dst)]
+		for i := bf16ToF32Fast(dst, src); i < len(dst); i++ {
+			dst[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
+		}
+	default:
+		src = src[:4*len(dst)]
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	}
-	return func(b []byte, i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:])) }
 }
 
-func storer(d tensor.DType) func([]byte, int, float32) {
+// fromF32s rounds src to dtype d into dst.
+func fromF32s(dst []byte, src []float32, d tensor.DType) {
 	switch d {
 	case tensor.Float16:
-		return func(b []byte, i int, x float32) { binary.LittleEndian.PutUint16(b[2*i:], f32ToF16(x)) }
+		dst = dst[:2*len(src)]
+		for i := 0; i < len(src); {
+			i += f32ToF16Fast(dst[2*i:], src[i:])
+			for end := min(i+8, len(src)); i < end; i++ { // a group with a special float, or the tail
+				binary.LittleEndian.PutUint16(dst[2*i:], f32ToF16(src[i]))
+			}
+		}
 	case tensor.BFloat16:
-		return func(b []byte, i int, x float32) { binary.LittleEndian.PutUint16(b[2*i:], f32ToBF16(x)) }
+		dst = dst[:2*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(x))
+		}
+	default:
+		dst = dst[:4*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+		}
 	}
-	return func(b []byte, i int, x float32) { binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x)) }
+}
+
+// fromF32 rounds x to dtype d and returns its bits.
+func fromF32(x float32, d tensor.DType) uint32 {
+	switch d {
+	case tensor.Float16:
+		return uint32(f32ToF16(x))
+	case tensor.BFloat16:
+		return uint32(f32ToBF16(x))
+	}
+	return math.Float32bits(x)
 }

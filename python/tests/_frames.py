@@ -7,7 +7,7 @@ import struct
 from dataclasses import dataclass
 
 MAGIC = b"GTNS"
-CODECS = {"none": 0, "planes": 1, "deflate": 2, "shuffle-deflate": 3, "lz4": 4, "zstd": 5, "q4": 6, "q8": 7}
+CODECS = {"none": 0, "planes": 1, "deflate": 2, "shuffle-deflate": 3, "lz4": 4, "zstd": 5, "q4": 6, "q8": 7, "shuffle-zstd": 8}
 DTYPES = {"bool": 1, "uint8": 2, "int8": 3, "int16": 4, "int32": 5, "int64": 6, "uint16": 7, "uint32": 8,
           "uint64": 9, "float16": 10, "bfloat16": 11, "float32": 12, "float64": 13}
 

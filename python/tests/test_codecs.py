@@ -13,7 +13,7 @@ from gotensor.torch import DTYPES
 
 import _frames
 
-LOSSLESS = ["none", "planes", "deflate", "shuffle-deflate", "lz4", "zstd", "auto"]
+LOSSLESS = ["none", "planes", "deflate", "shuffle-deflate", "lz4", "zstd", "shuffle-zstd", "auto"]
 FLOATS = {"bfloat16", "float16", "float32", "float64", "complex64", "complex128",
           "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu"}
 
@@ -32,7 +32,7 @@ def weights():
 @pytest.mark.parametrize("name", sorted(DTYPES))
 def test_lossless_codecs_every_dtype(store, codec, name, weights):
     dt = DTYPES[name]
-    if codec in ("planes", "shuffle-deflate") and name not in FLOATS:
+    if codec in ("planes", "shuffle-deflate", "shuffle-zstd") and name not in FLOATS:
         with pytest.raises(gotensor.InvalidArgument, match="does not support"):
             store.write_tensor("t", torch.zeros(4, dtype=dt), codec=codec)
         return
@@ -129,6 +129,16 @@ def test_zlib_decodes_what_gotensor_writes(tmp_path, weights, codec, dtype):
         out += unshuffle(inflated, k) if codec == "shuffle-deflate" else inflated
         coded += 1
     assert coded > 0 and out == raw
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_deflate_compresses_weights_like_zlib_level_1(store, weights, dtype):
+    t = weights.to(dtype)
+    store.write_tensor("t", t, codec="deflate")
+    st = store.stat("t")
+    raw = raw_bytes(t)
+    assert st["raw_bytes"] / st["stored_bytes"] >= 0.995 * len(raw) / len(zlib.compress(raw, 1))
+    assert raw_bytes(store.read_tensor("t")) == raw
 
 
 @pytest.mark.parametrize("codec", ["deflate", "shuffle-deflate"])

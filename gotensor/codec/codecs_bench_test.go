@@ -1,0 +1,102 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gotensor/gotensor/gotensor/parallel"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// realWeights is the fp32 payload of the stories260K checkpoint (llama2.c:
+// a 28-byte header, then the weights), or synthetic weights without it.
+func realWeights(b testing.TB) []float32 {
+	dir := os.Getenv("GOTENSOR_TESTDATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "testdata")
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.bin"))
+	if err != nil {
+		if b != nil {
+			b.Logf("stories260K.bin not found (%v): synthetic weights", err)
+		}
+		src := bf16Weights(512 << 10)
+		out := make([]float32, len(src)/2)
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16)
+		}
+		return out
+	}
+	raw = raw[28:]
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out
+}
+
+// One chunk of real weights per codec and dtype on one core.
+func BenchmarkCodecReal(b *testing.B) {
+	w := realWeights(b)
+	runtime.LockOSThread() // CPU time of this thread: steadier than wall time on a shared machine
+	defer runtime.UnlockOSThread()
+	parallel.SetWorkers(1)
+	defer parallel.SetWorkers(0)
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		src := make([]byte, len(w)*d.Size())
+		for i, x := range w {
+			storer(d)(src, i, x)
+		}
+		for _, name := range []string{"planes", "shuffle-deflate", "deflate", "zstd", "shuffle-zstd", "q4", "q8"} {
+			c, param, err := Parse(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}, Param: param}
+			enc, aux, err := c.Encode(nil, src, in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(name+"/"+d.String()+"/encode", func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				var buf []byte
+				cpu := threadCPU()
+				for b.Loop() {
+					buf, _, _ = c.Encode(buf, src, in)
+				}
+				reportCPU(b, cpu, len(src))
+				b.ReportMetric(float64(len(src))/float64(len(enc)), "ratio")
+			})
+			dst := make([]byte, len(src))
+			b.Run(name+"/"+d.String()+"/decode", func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				cpu := threadCPU()
+				for b.Loop() {
+					if err := c.Decode(dst, enc, in, aux); err != nil {
+						b.Fatal(err)
+					}
+				}
+				reportCPU(b, cpu, len(src))
+			})
+		}
+	}
+}
+
+func threadCPU() float64 {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return float64(ts.Nano()) / 1e9
+}
+
+// reportCPU adds the speed in MB of input per second of this thread's CPU time.
+func reportCPU(b *testing.B, since float64, n int) {
+	if cpu := threadCPU() - since; cpu > 0 {
+		b.ReportMetric(float64(n)*float64(b.N)/cpu/1e6, "cpuMB/s")
+	}
+}

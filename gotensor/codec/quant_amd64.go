@@ -1,0 +1,170 @@
+package codec
+
+//go:noescape
+func minMaxSumSSE(x *float32, n int) (mn, mx, sum float32)
+
+//go:noescape
+func quantize8SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+
+//go:noescape
+func quantize4SSE(out *byte, x *float32, n int, mn, scale, levels float32)
+
+//go:noescape
+func bf16ToF32SSE(dst *float32, src *byte, n int)
+
+// The SSE kernels (SSE2 on every amd64, plus SSSE3's PSHUFB) do a prefix
+// of whole vectors and return how many elements they did.
+
+func minMaxSumFast(x []float32) (mn, mx, sum float32, done bool) {
+	if !haveSSSE3 || len(x) < 4 || len(x)%4 != 0 {
+		return 0, 0, 0, false
+	}
+	mn, mx, sum = minMaxSumSSE(&x[0], len(x))
+	return mn, mx, sum, true
+}
+
+func quantize8Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	m := len(x) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[m-1]
+	quantize8SSE(&out[0], &x[0], m, mn, scale, levels)
+	return m
+}
+
+func quantize4Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	m := len(x) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[m/2-1]
+	quantize4SSE(&out[0], &x[0], m, mn, scale, levels)
+	return m
+}
+
+func bf16ToF32Fast(dst []float32, src []byte) int {
+	m := len(dst) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = src[2*m-1]
+	bf16ToF32SSE(&dst[0], &src[0], m)
+	return m
+}
+
+//go:noescape
+func dequantize8SSE(dst *float32, q *byte, n int, scale, mn float32)
+
+func dequantize8Fast(dst []float32, q []byte, scale, mn float32) int {
+	m := len(q) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = dst[m-1]
+	dequantize8SSE(&dst[0], &q[0], m, scale, mn)
+	return m
+}
+
+//go:noescape
+func minMaxColsSSE(mn, mx, sum, x *float32, n int)
+
+//go:noescape
+func quantizeColsSSE(out *byte, even, odd, mn, sc *float32, n int, levels float32)
+
+//go:noescape
+func dequantizeColsSSE(dst *float32, q *byte, sc, mn *float32, n int)
+
+func minMaxColsFast(mn, mx, sum, x []float32) int {
+	m := len(x) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = mn[m-1], mx[m-1], sum[m-1]
+	minMaxColsSSE(&mn[0], &mx[0], &sum[0], &x[0], m)
+	return m
+}
+
+// quantizeColsFast: odd nil for q8.
+func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) int {
+	m := len(even) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = out[m-1], mn[m-1], sc[m-1]
+	var po *float32
+	if odd != nil {
+		_ = odd[m-1]
+		po = &odd[0]
+	}
+	quantizeColsSSE(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
+	return m
+}
+
+func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int {
+	m := len(q) &^ 3
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_, _, _ = dst[m-1], sc[m-1], mn[m-1]
+	dequantizeColsSSE(&dst[0], &q[0], &sc[0], &mn[0], m)
+	return m
+}
+
+//go:noescape
+func nibbles16SSE(out, in *byte, n int, tab *[32]byte)
+
+//go:noescape
+func nibbles32SSE(out, in *byte, n int, tab *[64]byte)
+
+// nibblesFast writes the words tab[nibble] of a prefix of in (two per
+// byte, high nibble first) and returns how many bytes of in it did.
+func nibblesFast(out, in []byte, tab *[16]uint32, elem int) int {
+	m := len(in) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = out[2*m*elem-1]
+	if elem == 2 {
+		var t [32]byte
+		for c, w := range tab {
+			t[c], t[16+c] = byte(w), byte(w>>8)
+		}
+		nibbles16SSE(&out[0], &in[0], m, &t)
+		return m
+	}
+	var t [64]byte
+	for c, w := range tab {
+		t[c], t[16+c], t[32+c], t[48+c] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+	}
+	nibbles32SSE(&out[0], &in[0], m, &t)
+	return m
+}
+
+//go:noescape
+func f16ToF32SSE(dst *float32, src *byte, n int) int
+
+//go:noescape
+func f32ToF16SSE(dst *byte, src *float32, n int) int
+
+// f16ToF32Fast converts a prefix of src, up to the first group of 8
+// holding a zero, subnormal, infinity or NaN; it returns its length.
+func f16ToF32Fast(dst []float32, src []byte) int {
+	m := len(dst) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = src[2*m-1]
+	return f16ToF32SSE(&dst[0], &src[0], m)
+}
+
+// f32ToF16Fast converts a prefix of src, up to the first group of 8
+// holding a float that is not a normal half; it returns its length.
+func f32ToF16Fast(dst []byte, src []float32) int {
+	m := len(src) &^ 7
+	if !haveSSSE3 || m == 0 {
+		return 0
+	}
+	_ = dst[2*m-1]
+	return f32ToF16SSE(&dst[0], &src[0], m)
+}

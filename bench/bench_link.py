@@ -82,7 +82,7 @@ def _run(store, tensors: dict, codec: str, reps: int) -> dict:
             "reps": reps}
 
 
-class _Node:
+class Node:
     def __init__(self, transport: str) -> None:
         env = dict(os.environ, UCX_TLS="tcp") if transport == "ucx" else None
         self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", "127.0.0.1:0",
@@ -105,7 +105,7 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
     recs = []
     for name, tensors in workloads(big_mib).items():
         for tr in transports or ["mem"]:
-            node = _Node(tr) if tr != "mem" else None
+            node = Node(tr) if tr != "mem" else None
             try:
                 with gotensor.open(node.url if node else "mem://bench-link") as s:
                     for codec in codecs:

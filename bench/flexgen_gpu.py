@@ -17,8 +17,7 @@ import torch
 
 
 def write_weights(path, cfg):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "tests"))
-    from flexgen_cpu import write_opt_weights
+    from gotensor.flexgen.cpu import write_opt_weights
     write_opt_weights(path, cfg, dtype=np.float16, scale=0.02)
 
 

@@ -9,7 +9,8 @@ from flexgen.flex_opt import OptLM, Policy
 
 import gotensor.flexgen as gtf
 
-env = gtf.execution_env("mem://", weights="file:///nvme/gt", weights_prefix="opt-1.3b/")
+# the disk tier on a directory (as FlexGen's --offload-dir); the weights from the store `gotensor load` filled
+env = gtf.execution_env("file:///nvme/offload", weights="file:///nvme/gt", weights_prefix="opt-1.3b/")
 policy = Policy(gpu_batch_size=4, num_gpu_batches=1, w_gpu_percent=20, w_cpu_percent=30,  # 50% of weights on gotensor
                 cache_gpu_percent=100, cache_cpu_percent=0, act_gpu_percent=100, act_cpu_percent=0,
                 overlap=True, sep_layer=True, pin_weight=True, cpu_cache_compute=False, attn_sparsity=1.0,

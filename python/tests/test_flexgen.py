@@ -15,7 +15,7 @@ from flexgen.utils import ExecutionEnv  # noqa: E402
 
 import gotensor  # noqa: E402
 import gotensor.flexgen as gtf  # noqa: E402
-from flexgen_cpu import cpu_shim, tiny_opt  # noqa: E402
+from gotensor.flexgen.cpu import cpu_shim, tiny_opt  # noqa: E402
 
 POLICIES = {
     #                      w: gpu cpu   cache: gpu cpu   compress cache
@@ -116,19 +116,128 @@ def test_device_reraises_worker_errors_from_synchronize():
         dev.close()
 
 
-def test_copy_snapshots_the_source_at_submit():
+def test_write_reads_the_source_when_it_runs_and_codes_floats_with_planes():
     cpu = pb.TorchDevice("cpu")
     dev = gtf.GoTensorDevice("mem://")
     try:
         src = torch.arange(6, dtype=torch.float32)
         dst = dev.allocate((6,), np.float32)
         dev.submit_copy(dst, None, pb.TorchTensor((6,), torch.float32, src, cpu), None)
-        src.fill_(-1)  # FlexGen reuses or frees buffers right after submitting
         dev.synchronize()
         assert torch.equal(dev.store.read_tensor(dst.data), torch.arange(6, dtype=torch.float32))
         assert dev.store.stat(dst.data)["codec"] == "planes"
     finally:
         dev.close()
+
+
+def test_device_to_device_copy_takes_its_turn_on_both_keys():
+    """A copy a -> b queued after a write of a and before another write of a sees the first value
+    (it used to read a at submit, before the queued write had run)."""
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", num_copy_threads=4)
+    try:
+        for trial in range(20):
+            a, b = dev.allocate((256,), np.float32), dev.allocate((256,), np.float32)
+            first = torch.full((256,), float(trial + 1))
+            dev.submit_copy(a, None, pb.TorchTensor((256,), torch.float32, first, cpu), None)
+            dev.submit_copy(b, None, a, None)
+            dev.submit_copy(a, None, pb.TorchTensor((256,), torch.float32, torch.full((256,), -1.0), cpu), None)
+            dev.synchronize()
+            assert torch.equal(dev.store.read_tensor(b.data), first), trial
+            assert torch.equal(dev.store.read_tensor(a.data), torch.full((256,), -1.0))
+    finally:
+        dev.close()
+
+
+def test_mem_stats_are_current_and_peak_bytes():
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://")
+    try:
+        ts = [dev.allocate((1000,), np.float32) for _ in range(3)]
+        for t in ts:
+            dev.submit_copy(t, None, pb.TorchTensor((1000,), torch.float32, torch.ones(1000), cpu), None)
+        dev.synchronize()
+        assert dev.mem_stats() == (12000, 12000)
+        ts[0].delete()
+        dev.synchronize()
+        assert dev.mem_stats() == (8000, 12000)
+    finally:
+        dev.close()
+
+
+def test_keys_are_run_scoped_and_finished_runs_can_be_cleared():
+    import os
+    import socket
+    store = gotensor.open("mem://")
+    try:
+        dev = gtf.GoTensorDevice(store=store)
+        host = socket.gethostname()
+        assert dev.prefix.startswith(f"flexgen/{host}-{os.getpid()}-")
+        t = dev.allocate((4,), np.float32)
+        dev.submit_copy(t, None, pb.TorchTensor((4,), torch.float32, torch.ones(4), pb.TorchDevice("cpu")), None)
+        dev.synchronize()
+        dead = f"flexgen/{host}-{2**22 + 7}-18c/"  # above Linux's largest pid: never alive
+        other = "flexgen/another-host-12-18c/"
+        for k in (dead + "a", dead + "b", other + "c"):
+            store.write_tensor(k, torch.ones(2))
+        assert gtf.clear_runs(store) == 2
+        assert sorted(store.keys("flexgen/")) == sorted([t.data, other + "c"])
+        assert gtf.clear_runs(store, all_runs=True) == 2
+        assert store.keys("flexgen/") == []
+        dev.close()
+    finally:
+        store.close()
+
+
+def test_slice_indices_raise_no_deprecation_warning():
+    import warnings
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://")
+    try:
+        t = dev.allocate((4, 3), np.float32)
+        dev.submit_copy(t, None, pb.TorchTensor((4, 3), torch.float32, torch.arange(12.).reshape(4, 3), cpu), None)
+        out = pb.TorchTensor((2, 3), torch.float32, torch.zeros(2, 3), cpu)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            dev.submit_copy(out, None, t, [slice(1, 3), slice(0, 3)])
+            dev.submit_copy(t, [slice(0, 1), slice(0, 3)], pb.TorchTensor((1, 3), torch.float32, torch.zeros(1, 3), cpu), None)
+            dev.synchronize()
+        assert torch.equal(out.data, torch.arange(3., 9.).reshape(2, 3))
+        assert torch.equal(dev.store.read_tensor(t.data)[0], torch.zeros(3))
+    finally:
+        dev.close()
+
+
+def test_drop_in_runs_flex_opts_own_command_line_on_cpu(tmp_path, monkeypatch, capsys, model_dir):
+    """python -m gotensor.flexgen --offload-url URL --cpu <flex_opt's arguments>, with a local tokenizer
+    (the real one comes from the hub) and the tiny model's config."""
+    from flexgen import flex_opt
+    from gotensor.flexgen.__main__ import main
+    path, cfg = model_dir
+
+    class Tokenizer:
+        def __call__(self, texts, padding=None, max_length=None):
+            class Out:
+                input_ids = [[2] + [7 + i % 50 for i in range(max_length - 1)] for _ in texts]
+            return Out()
+
+        def batch_decode(self, ids, skip_special_tokens=True):
+            return [" ".join(map(str, row)) for row in ids]
+
+    monkeypatch.setattr(flex_opt.AutoTokenizer, "from_pretrained", lambda *a, **k: Tokenizer())
+    monkeypatch.setattr(flex_opt, "get_opt_config", lambda *a, **k: cfg)
+    log = tmp_path / "run.log"
+    url = f"file://{tmp_path}/offload"
+    rc = main(["--offload-url", url, "--cpu", "--model", "facebook/opt-125m", "--path", path,
+               "--prompt-len", "8", "--gen-len", "4", "--gpu-batch-size", "2", "--percent", "100", "0", "0", "0",
+               "100", "0", "--log-file", str(log), "--verbose", "0"])
+    assert rc == 0
+    assert flex_opt.TorchDisk is pb.TorchDisk and flex_opt.TorchDevice is pb.TorchDevice  # patches undone
+    assert log.stat().st_size > 0  # flex_opt's own benchmark log
+    stats = [line for line in capsys.readouterr().out.splitlines() if line.startswith("GoTensorDevice")]
+    assert stats and " 0 writes" not in stats[0], stats  # the KV cache went through gotensor
+    with gotensor.open(url) as s:
+        assert s.keys("flexgen/") == [], "the run's keys are deleted"
 
 
 def test_gotensor_load_then_flexgen_reads_weights_from_the_store(tmp_path, model_dir):

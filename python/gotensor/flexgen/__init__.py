@@ -1,9 +1,10 @@
 """FlexGen integration: offload weights and KV cache through gotensor.
 
     import gotensor.flexgen as gtf
-    gtf.install()                                   # once, before building the model
-    env = gtf.execution_env("file:///nvme/offload")  # or mem://, tcp://...
+    env = gtf.execution_env("file:///nvme/offload")  # instead of ExecutionEnv.create(path); mem://, tcp://...
     model = OptLM(config, env, weights_path, policy) # policy's disk percentages now go to gotensor
+
+or, for FlexGen's own command line: `python -m gotensor.flexgen --offload-url URL <flex_opt's arguments>`.
 
 GoTensorDevice is a flexgen TorchDisk (device type DISK), so every FlexGen
 dispatch path (general_copy, TorchMixedDevice, TorchCompressedDevice) reaches
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import os
 import queue
+import socket
 import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -30,9 +33,49 @@ from flexgen import pytorch_backend as pb
 from flexgen.pytorch_backend import DeviceType, TorchDisk, TorchTensor
 from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 
-__all__ = ["GoTensorDevice", "install", "uninstall", "execution_env", "read_weights_from"]
+__all__ = ["GoTensorDevice", "install", "uninstall", "execution_env", "read_weights_from", "clear_runs"]
 
 _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
+RUNS = "flexgen/"  # every device's keys live under RUNS + <host>-<pid>-<start>/
+
+
+def _run_prefix() -> str:
+    return f"{RUNS}{socket.gethostname()}-{os.getpid()}-{time.time_ns() // 1_000_000:x}/"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clear_runs(url_or_store, *, all_runs: bool = False) -> int:
+    """Delete the keys that GoTensorDevices of finished runs left in a store
+    (a run that crashed never reached close()). A run is finished when it was
+    on this host and its process is gone; all_runs=True clears every run,
+    live ones and other hosts' too. Returns how many keys were deleted."""
+    store = url_or_store if isinstance(url_or_store, gotensor.Store) else gotensor.open(url_or_store)
+    host, n = socket.gethostname(), 0
+    try:
+        for key in store.keys(RUNS):
+            run = key[len(RUNS):].split("/", 1)[0]
+            h, _, rest = run.rpartition("-")[0].rpartition("-")
+            pid = rest
+            if not all_runs and (h != host or not pid.isdigit() or _alive(int(pid))):
+                continue
+            try:
+                store.delete(key)
+                n += 1
+            except gotensor.KeyNotFound:
+                pass
+    finally:
+        if store is not url_or_store:
+            store.close()
+    return n
 
 
 class GoTensorDevice(TorchDisk):
@@ -49,9 +92,12 @@ class GoTensorDevice(TorchDisk):
         self.compressed_device = pb.TorchCompressedDevice(self)
         self.links: dict = {}
         self.codec = codec
-        self.prefix = prefix if prefix is not None else f"flexgen/{id(self):x}/"
+        self.prefix = prefix if prefix is not None else _run_prefix()
         self._meta: dict[str, tuple[tuple, torch.dtype]] = {}  # allocated, maybe not yet written
-        self._meta_lock = threading.Lock()
+        self._meta_lock = threading.Lock()  # guards _meta, _sizes, stats and the byte counts
+        self._sizes: dict[str, int] = {}  # raw bytes written per key
+        self._held = self._peak = 0
+        self._local = threading.local()  # per copy thread: CUDA stream and pinned relay
         self._errors: list[BaseException] = []
         # One queue per worker; a key always goes to the same worker, so the
         # operations on one tensor run in the order FlexGen submitted them.
@@ -63,6 +109,11 @@ class GoTensorDevice(TorchDisk):
             t.start()
         self.stats = {"reads": 0, "writes": 0, "read_bytes": 0, "written_bytes": 0}
         pb.global_disk_device = self
+
+    def _count(self, kind: str, nbytes: int) -> None:
+        with self._meta_lock:
+            self.stats[kind + "s"] += 1
+            self.stats[("read" if kind == "read" else "written") + "_bytes"] += nbytes
 
     # -- FlexGen's device interface ---------------------------------------------
     def allocate(self, shape, dtype, pin_memory=None, name=None):
@@ -87,16 +138,21 @@ class GoTensorDevice(TorchDisk):
         return self.allocate(shape, dtype), self.allocate(shape, dtype)
 
     def submit_copy(self, dst, dst_indices, src, src_indices):
+        """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
+        the source is read when the copy runs (FlexGen does not touch it before
+        synchronizing); a CUDA source is copied on the copy thread's own stream
+        once the work queued before this call on the current stream is done."""
         if src.device is self and dst.device is self:
-            data = self._load(src.data)
-            part = pb.vector_gather(data, src_indices) if torch.is_tensor(src_indices) else \
-                (data[src_indices] if src_indices else data)
-            self._submit(dst.data, self._store_part, dst.data, dst_indices, part.clone())
+            if self._queue_of(src.data) is self._queue_of(dst.data):
+                self._submit(dst.data, self._copy_within, src.data, src_indices, dst.data, dst_indices)
+            else:  # the load waits its turn on the source's queue, the store on the destination's
+                box: queue.Queue = queue.Queue(maxsize=1)
+                self._submit(src.data, self._load_into_box, src.data, src_indices, box)
+                self._submit(dst.data, self._store_from_box, dst.data, dst_indices, box)
         elif dst.device is self:
-            # snapshot now: FlexGen may free or reuse the source before the copy runs
             src_data = pb.map_to_torch_tensor(src, src_indices)
-            snap = src_data.to("cpu", copy=True) if src_data.device.type != "cpu" else src_data.clone()
-            self._submit(dst.data, self._store_part, dst.data, dst_indices, snap)
+            ready = _record_event(src_data)
+            self._submit(dst.data, self._store_part, dst.data, dst_indices, src_data, ready)
         elif src.device is self:
             self._submit(src.data, self._load_part, src.data, src_indices, dst, dst_indices)
         else:
@@ -123,16 +179,18 @@ class GoTensorDevice(TorchDisk):
         self.links[dst] = link
 
     def mem_stats(self):
-        """Bytes this device holds in the store, and its peak (FlexGen reports
-        (current, peak) per device)."""
-        used = sum(self.store.stat(k)["stored_bytes"] for k in self.store.keys(self.prefix))
-        return used, used
+        """(current, peak) raw bytes of the tensors this device holds, as FlexGen
+        reports per device; counted as copies complete."""
+        with self._meta_lock:
+            return self._held, self._peak
 
     def print_stats(self):
-        used, _ = self.mem_stats()
-        print(f"GoTensorDevice {self.name}: {len(self.keys())} tensors, {used / 2**20:.1f} MiB stored; "
-              f"{self.stats['reads']} reads ({self.stats['read_bytes'] / 2**20:.1f} MiB), "
-              f"{self.stats['writes']} writes ({self.stats['written_bytes'] / 2**20:.1f} MiB)")
+        used, peak = self.mem_stats()
+        with self._meta_lock:
+            st, n = dict(self.stats), len(self._sizes)
+        print(f"GoTensorDevice {self.name}: {n} tensors, {used / 2**20:.1f} MiB held (peak {peak / 2**20:.1f}); "
+              f"{st['reads']} reads ({st['read_bytes'] / 2**20:.1f} MiB), "
+              f"{st['writes']} writes ({st['written_bytes'] / 2**20:.1f} MiB)")
 
     # -- gotensor side ------------------------------------------------------------
     def keys(self) -> list[str]:
@@ -146,6 +204,8 @@ class GoTensorDevice(TorchDisk):
             self.store.delete(k)
         with self._meta_lock:
             self._meta.clear()
+            self._sizes.clear()
+            self._held = 0
 
     def close(self) -> None:
         self.close_copy_threads()
@@ -159,14 +219,17 @@ class GoTensorDevice(TorchDisk):
             pass
 
     def load_from_np(self, tensor: TorchTensor, array: np.ndarray) -> None:
-        self._submit(tensor.data, self._store_part, tensor.data, None, torch.from_numpy(np.ascontiguousarray(array)))
+        self._submit(tensor.data, self._store_part, tensor.data, None, torch.from_numpy(np.ascontiguousarray(array)), None)
         self.synchronize()
 
     # -- the work, on the copy threads ---------------------------------------------
-    def _submit(self, key, fn, *args):
+    def _queue_of(self, key):
         if not self._queues:
             raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
-        self._queues[hash(key) % len(self._queues)].put((fn, args))
+        return self._queues[hash(key) % len(self._queues)]
+
+    def _submit(self, key, fn, *args):
+        self._queue_of(key).put((fn, args))
 
     def _worker(self, q):
         while True:
@@ -187,42 +250,118 @@ class GoTensorDevice(TorchDisk):
     def _load(self, key) -> torch.Tensor:
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (None, None))
-        if self.store.exists(key):
+        try:
             t = self.store.read_tensor(key)
-            self.stats["reads"] += 1
-            self.stats["read_bytes"] += t.numel() * t.element_size()
-            return t
-        if shape is None:
-            raise gotensor.KeyNotFound(f"key {key!r} was never allocated on this device")
-        return torch.zeros(shape, dtype=dtype)  # allocated, never written: a new file is zeros too
+        except gotensor.KeyNotFound:
+            if shape is None:
+                raise gotensor.KeyNotFound(f"key {key!r} was never allocated on this device") from None
+            return torch.zeros(shape, dtype=dtype)  # allocated, never written: a new file is zeros too
+        self._count("read", t.numel() * t.element_size())
+        return t
 
     def _load_part(self, key, src_indices, dst, dst_indices):
-        data = self._load(key)
-        part = pb.vector_gather(data, src_indices) if torch.is_tensor(src_indices) else \
-            (data[src_indices] if src_indices else data)
-        pb.map_to_torch_tensor(dst, dst_indices).copy_(part)
+        part = _index(self._load(key), src_indices)
+        out = pb.map_to_torch_tensor(dst, dst_indices)
+        if out.device.type == "cuda":
+            stream, _ = self._cuda_side(out.device)
+            relay = self._relay(part.numel() * part.element_size()).view(part.dtype)[:part.numel()].view(part.shape)
+            relay.copy_(part)
+            with torch.cuda.stream(stream):
+                out.copy_(relay, non_blocking=True)
+            stream.synchronize()  # the relay is reused by this thread's next copy
+        else:
+            out.copy_(part)
 
-    def _store_part(self, key, dst_indices, data: torch.Tensor):
+    def _copy_within(self, src_key, src_indices, dst_key, dst_indices):
+        self._store_part(dst_key, dst_indices, _index(self._load(src_key), src_indices), None)
+
+    def _load_into_box(self, key, indices, box):
+        try:
+            box.put((_index(self._load(key), indices), None))
+        except BaseException as e:
+            box.put((None, e))
+            raise
+
+    def _store_from_box(self, key, indices, box):
+        part, err = box.get()
+        if err is not None:
+            raise gotensor.InvalidArgument(f"copy into {key!r}: its source could not be read: {err}") from err
+        self._store_part(key, indices, part, None)
+
+    def _host(self, data: torch.Tensor, ready) -> torch.Tensor:
+        """data in host memory: a CUDA tensor comes through this thread's pinned
+        relay on its own stream, after the event recorded at submit."""
+        if data.device.type != "cuda":
+            return data
+        stream, _ = self._cuda_side(data.device)
+        relay = self._relay(data.numel() * data.element_size()).view(data.dtype)[:data.numel()].view(data.shape)
+        with torch.cuda.stream(stream):
+            if ready is not None:
+                stream.wait_event(ready)
+            relay.copy_(data, non_blocking=True)
+        stream.synchronize()
+        return relay
+
+    def _cuda_side(self, device):
+        loc = self._local
+        if getattr(loc, "stream", None) is None or loc.stream.device != device:
+            loc.stream = torch.cuda.Stream(device=device)
+        return loc.stream, device
+
+    def _relay(self, nbytes: int) -> torch.Tensor:
+        loc = self._local
+        buf = getattr(loc, "relay", None)
+        if buf is None or buf.numel() < nbytes:
+            loc.relay = buf = torch.empty(max(nbytes, 1 << 20), dtype=torch.uint8, pin_memory=True)
+        return buf
+
+    def _store_part(self, key, dst_indices, data: torch.Tensor, ready):
+        data = self._host(data, ready)
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
-        whole = dst_indices is None or (tuple(data.shape) == shape and all(
-            s.start in (0, None) and s.stop in (d, None) for s, d in zip(dst_indices, shape)))
+        idx = tuple(dst_indices) if dst_indices is not None else None
+        whole = idx is None or (tuple(data.shape) == shape and all(
+            s.start in (0, None) and s.stop in (d, None) for s, d in zip(idx, shape)))
         if whole:
             full = data.reshape(shape).to(dtype)
         else:  # a slice (a KV cache append): read, modify, write
             full = self._load(key).clone()
-            full[dst_indices] = data.to(dtype)
+            full[idx] = data.to(dtype)
         self.store.write_tensor(key, full, codec=self._codec_for(dtype))
-        self.stats["writes"] += 1
-        self.stats["written_bytes"] += full.numel() * full.element_size()
+        n = full.numel() * full.element_size()
+        self._count("write", n)
+        with self._meta_lock:
+            self._held += n - self._sizes.get(key, 0)
+            self._sizes[key] = n
+            self._peak = max(self._peak, self._held)
 
     def _delete_now(self, key):
         with self._meta_lock:
             self._meta.pop(key, None)
+            self._held -= self._sizes.pop(key, 0)
         try:
             self.store.delete(key)
         except gotensor.KeyNotFound:
             pass  # allocated but never written
+
+
+def _index(data: torch.Tensor, indices):
+    """data[indices] for FlexGen's index forms: None, a tensor of positions, or slices."""
+    if indices is None or (not torch.is_tensor(indices) and not indices):
+        return data
+    if torch.is_tensor(indices):
+        return pb.vector_gather(data, indices)
+    return data[tuple(indices)]
+
+
+def _record_event(t: torch.Tensor):
+    """An event on the current CUDA stream that a copy thread waits for before
+    reading t (None for host tensors)."""
+    if t.device.type != "cuda":
+        return None
+    ev = torch.cuda.Event()
+    ev.record(torch.cuda.current_stream(t.device))
+    return ev
 
 
 # -- patches ---------------------------------------------------------------------
@@ -307,9 +446,11 @@ def uninstall() -> None:
 
 def execution_env(url: str = "mem://", *, codec: str = "planes", gpu: str | None = None,
                   weights: str | None = None, weights_prefix: str = "", **device_args) -> ExecutionEnv:
-    """FlexGen's ExecutionEnv with a GoTensorDevice as its disk. gpu defaults
-    to cuda:0, or to the CPU where there is no CUDA. weights: a store URL
-    filled by `gotensor load` to read the model's weights from."""
+    """FlexGen's ExecutionEnv with a GoTensorDevice as its disk, in place of
+    ExecutionEnv.create(offload_dir); it calls install() (the patches every
+    GoTensorDevice needs), so there is nothing else to call. gpu defaults to
+    cuda:0, or to the CPU where there is no CUDA. weights: a store URL filled by
+    `gotensor load` to read the model's weights from."""
     install()
     if weights is not None:
         read_weights_from(weights, weights_prefix)

@@ -1,6 +1,11 @@
-"""Run FlexGen's OptLM on a CPU-only machine, for tests.
+"""FlexGen without CUDA: the way to try FlexGen (and gotensor under it) on a CPU-only machine.
 
-FlexGen assumes CUDA: it creates CUDA streams, its disk copy threads call
+    from gotensor.flexgen.cpu import cpu_shim
+    with cpu_shim():                      # model in float32; FlexGen's CUDA-only calls stood in for
+        model = OptLM(cfg, env, path, policy)
+        model.generate(prompts, max_new_tokens=8)
+
+`python -m gotensor.flexgen --cpu ...` runs flex_opt's command line under it. FlexGen assumes CUDA: it creates CUDA streams, its disk copy threads call
 torch.cuda.set_device, CPU allocations ask for pinned memory, CPU attention
 results are sent back with .cuda().half(), and the KV cache is float16 (slow
 or missing CPU kernels). The shim below patches

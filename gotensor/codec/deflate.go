@@ -51,6 +51,9 @@ var (
 )
 
 func (deflate) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
+	if out, sum, ok := engine.Deflate(dst, src); ok { // a BlueField-2 compresses in hardware
+		return out, sum, nil
+	}
 	out := bytes.NewBuffer(dst[:0])
 	w, _ := lzWriters.Get().(*stdflate.Writer)
 	if w == nil {
@@ -92,6 +95,9 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	n := len(src) / k
 	pl := ps.planes(k, n)
 	splitPlanes(pl, src, k, rot)
+	if out, sum, ok := engine.Deflate(dst, ps.buf[:len(src)]); ok { // the planes in one hardware stream
+		return out, sum, nil
+	}
 	out := bytes.NewBuffer(dst[:0])
 	out.Grow(len(src) + len(src)/8 + 64)
 	w, _ := huffmanWriters.Get().(*flate.Writer)

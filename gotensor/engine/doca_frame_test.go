@@ -4,6 +4,7 @@ package engine_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -50,7 +51,7 @@ func TestDOCAFramesInHardware(t *testing.T) {
 			t.Fatal(spec, err)
 		}
 		dst := make([]byte, len(raw))
-		if _, err := frame.Decode(f, dst, frame.DefaultLimits); err != nil || !bytes.Equal(dst, raw) {
+		if _, err := frame.Decode(context.Background(), f, dst, frame.DefaultLimits); err != nil || !bytes.Equal(dst, raw) {
 			t.Fatalf("%s: %v", spec, err)
 		}
 		after := d.Stats()
@@ -61,5 +62,47 @@ func TestDOCAFramesInHardware(t *testing.T) {
 	}
 	if fs := engine.FakeGetStats(); fs.MaxInFlight < 2 {
 		t.Logf("at most %d task in flight (the frame decoded on one worker)", fs.MaxInFlight)
+	}
+}
+
+// Where the device compresses DEFLATE (a BlueField-2), deflate and
+// shuffle-deflate frames are encoded on it, and software decodes them.
+func TestDOCACompressesDeflateFrames(t *testing.T) {
+	const maxBuf = 64 << 10
+	engine.FakeReset()
+	engine.FakeClearDevices()
+	engine.FakeAddDevice(engine.FakePCI, engine.FakeCapInflate|engine.FakeCapDeflate, maxBuf, false)
+	d, err := engine.OpenDOCA(engine.FakePCI, engine.DOCAOptions{Tasks: 4, Compress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		engine.Use(engine.Software{})
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	r := rand.New(rand.NewPCG(9, 9))
+	raw := make([]byte, 512<<10)
+	for i := 0; i < len(raw); i += 4 {
+		binary.LittleEndian.PutUint32(raw[i:], math.Float32bits(float32(math.Round(r.NormFloat64()*64)/1024)))
+	}
+	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{int64(len(raw) / 4)}}
+	chunks := int64(len(raw) / (maxBuf / 2))
+	for _, spec := range []string{"deflate", "shuffle-deflate"} {
+		engine.Use(d)
+		before := d.Stats()
+		f, err := frame.Encode(meta, raw, spec, frame.Options{ChunkSize: maxBuf / 2})
+		if err != nil {
+			t.Fatal(spec, err)
+		}
+		if got := d.Stats().Tasks - before.Tasks; got != chunks {
+			t.Fatalf("%s: %d of %d chunks compressed on the device", spec, got, chunks)
+		}
+		engine.Use(engine.Software{}) // the device's streams are plain raw DEFLATE
+		dst := make([]byte, len(raw))
+		if _, err := frame.Decode(context.Background(), f, dst, frame.DefaultLimits); err != nil || !bytes.Equal(dst, raw) {
+			t.Fatalf("%s: software decode of the device's frame: %v", spec, err)
+		}
 	}
 }

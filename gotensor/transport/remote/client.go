@@ -57,8 +57,9 @@ func ParseOptions(u *url.URL) (Options, error) {
 // UCX). Requests are pipelined; a lost connection fails the requests in
 // flight (Unavailable) and the next request connects again.
 type Client struct {
-	url  string
-	link Link
+	url     string
+	link    Link
+	uploads chan struct{} // one slot per streamed write open on the link (wire.MaxUploads)
 }
 
 var _ interface {
@@ -67,7 +68,9 @@ var _ interface {
 } = (*Client)(nil)
 
 // New is the store at url over link.
-func New(url string, link Link) *Client { return &Client{url: url, link: link} }
+func New(url string, link Link) *Client {
+	return &Client{url: url, link: link, uploads: make(chan struct{}, wire.MaxUploads)}
+}
 
 // Link is the client's link.
 func (c *Client) Link() Link { return c.link }

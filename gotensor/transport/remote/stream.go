@@ -48,6 +48,11 @@ func (c *Client) PutStream(ctx context.Context, key string) (store.PartSink, err
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
+	select { // the node keeps at most wire.MaxUploads open per connection: wait for one to end
+	case c.uploads <- struct{}{}:
+	case <-ctx.Done():
+		return nil, CtxErr(ctx, wire.OpPutPart, c.url)
+	}
 	return &partSink{c: c, ctx: ctx, key: key, sem: make(chan struct{}, PartsInFlight)}, nil
 }
 
@@ -59,7 +64,10 @@ type partSink struct {
 	wg  sync.WaitGroup
 	mu  sync.Mutex
 	err error
+	end sync.Once // gives the upload slot back
 }
+
+func (p *partSink) release() { p.end.Do(func() { <-p.c.uploads }) }
 
 func (p *partSink) WritePart(off int64, part []byte) error {
 	if err := p.failed(); err != nil {
@@ -101,6 +109,7 @@ func (p *partSink) failed() error {
 }
 
 func (p *partSink) Commit(hdr []byte) error {
+	defer p.release()
 	p.wg.Wait()
 	if err := p.failed(); err != nil {
 		p.Abort()
@@ -112,6 +121,7 @@ func (p *partSink) Commit(hdr []byte) error {
 
 // Abort drops the parts sent (best effort: a lost connection drops them too).
 func (p *partSink) Abort() {
+	defer p.release()
 	p.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), abortTimeout)
 	defer cancel()

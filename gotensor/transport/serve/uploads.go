@@ -14,9 +14,6 @@ import (
 // it only at commit, so a lost connection leaves nothing behind. Parts hold
 // their share of the node's budget from arrival to commit.
 
-// MaxUploads is how many streamed writes one connection may have open.
-const MaxUploads = 16
-
 // Uploads are one connection's streamed writes in progress.
 type Uploads struct {
 	mu    sync.Mutex
@@ -61,9 +58,9 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 	switch m.Op {
 	case wire.OpPutPart:
 		if up == nil {
-			if len(u.open) >= MaxUploads {
+			if len(u.open) >= wire.MaxUploads {
 				m.Done()
-				return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", MaxUploads))
+				return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", wire.MaxUploads))
 			}
 			up = &upload{parts: store.NewParts(int64(u.limit))}
 			u.open[m.Key] = up

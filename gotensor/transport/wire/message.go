@@ -23,6 +23,9 @@ const (
 	// ReadStep is how much a payload buffer grows per read when the
 	// receiver did not allocate it whole.
 	ReadStep = 16 << 20
+	// MaxUploads is how many streamed writes one connection may have open;
+	// clients wait for a slot rather than exceed it.
+	MaxUploads = 16
 	// LongPayload in the length field says the real length (>= 4 GiB - 1)
 	// is in the argument field.
 	LongPayload = 1<<32 - 1

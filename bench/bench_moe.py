@@ -1,0 +1,87 @@
+"""MoE expert distribution (`make bench-moe`): examples/moe_experts.py's steps, the experts read three ways in
+one run: from 3 sharded `gotensor serve` nodes with the next layer prefetched while this one computes, from the
+same nodes without prefetch (read_tensors when the layer needs them), and from a safetensors file (safe_open,
+page cache warm). Per layer: how long compute waits for its experts (p50, p99 over steps); per way: GB/s of
+expert bytes over the time spent waiting, and seconds per step. JSON and a RESULTS.md section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "examples")]
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "moe.json"))
+    ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--experts", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=20)
+    a = ap.parse_args()
+
+    import gotensor
+    from _report import update_markdown, write_json
+    from moe_experts import Fetcher, local_nodes, make_experts, run_steps
+    from safetensors.torch import save_file
+
+    d_model, d_ff, top_k = 1024, 4096, 2
+    experts = make_experts(a.layers, a.experts, d_model, d_ff)
+    gates = [torch.randn(d_model, a.experts, generator=torch.Generator().manual_seed(100 + l)) for l in range(a.layers)]
+    recs = []
+    with tempfile.TemporaryDirectory() as tmp, local_nodes(3) as url, gotensor.open(url) as store:
+        path = os.path.join(tmp, "experts.safetensors")
+        save_file(experts, path)
+        t0 = time.perf_counter()
+        store.write_tensors(experts)
+        publish = time.perf_counter() - t0
+        ways = [("gotensor, 3 nodes, prefetch", Fetcher(store)),
+                ("gotensor, 3 nodes, read_tensors when needed", Fetcher(store, prefetch=False)),
+                ("safetensors file (safe_open)", Fetcher(path=path))]
+        for name, fetch in ways:
+            run_steps(fetch, gates, 1, a.layers, top_k, d_model)  # warm-up: connections, page cache
+            t0 = time.perf_counter()
+            waits, nbytes = run_steps(fetch, gates, a.steps, a.layers, top_k, d_model)
+            wall = time.perf_counter() - t0
+            waited = sum(map(sum, waits))
+            r = {"way": name, "steps": a.steps, "bytes": nbytes, "seconds_per_step": wall / a.steps,
+                 "wait_GBps": nbytes / waited / 1e9, "layers": [
+                     {"layer": l, "p50_ms": statistics.median(w) * 1e3, "p99_ms": pct(w, 0.99) * 1e3}
+                     for l, w in enumerate(waits)]}
+            recs.append(r)
+            print(f"{name:45} {r['seconds_per_step'] * 1e3:7.1f} ms/step, {r['wait_GBps']:6.2f} GB/s while waiting; "
+                  + ", ".join(f"L{x['layer']} p50 {x['p50_ms']:.1f} p99 {x['p99_ms']:.1f} ms" for x in r["layers"]), flush=True)
+        for k in experts:
+            store.delete(k)
+    total = sum(t.numel() * t.element_size() for t in experts.values())
+    write_json(a.json, recs, benchmark="moe", publish_seconds=publish, total_bytes=total)
+    lines = ["## MoE expert distribution (`make bench-moe`)", "",
+             f"examples/moe_experts.py: {a.layers} layers x {a.experts} experts, each two bfloat16 matrices of "
+             f"{d_model}x{d_ff} ({total / 2**20:.0f} MiB in all) published by one writer to 3 sharded `gotensor serve` "
+             f"nodes on loopback (in {publish:.2f} s); {a.steps} steps of 16 tokens, the router picks the top {top_k} "
+             "experts per layer, each computes its MLP on the CPU. wait: how long a layer's compute stood still for "
+             "its experts (p50 / p99 over steps); GB/s: expert bytes over the time spent waiting.", "",
+             "| way | ms per step | GB/s while waiting | " + " | ".join(f"layer {l} wait p50 / p99 (ms)" for l in range(a.layers)) + " |",
+             "|---|---|---|" + "---|" * a.layers]
+    for r in recs:
+        lines.append(f"| {r['way']} | {r['seconds_per_step'] * 1e3:.1f} | {r['wait_GBps']:.2f} | "
+                     + " | ".join(f"{x['p50_ms']:.1f} / {x['p99_ms']:.1f}" for x in r["layers"]) + " |")
+    update_markdown(a.md, "moe", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

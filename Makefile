@@ -14,7 +14,7 @@ GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && ech
 export GOTENSOR_LIBDEFLATE
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -95,6 +95,9 @@ bench-link: install  ## root: codecs over shaped links (tc in a network namespac
 bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
 	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
 	$(PYTHON) bench/bench_flexgen.py --json bench/results/flexgen.json --md bench/RESULTS.md
+
+bench-moe: install  ## MoE experts over 3 sharded nodes (prefetch, no prefetch) beside a safetensors file
+	$(PYTHON) bench/bench_moe.py --json bench/results/moe.json --md bench/RESULTS.md
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json

@@ -14,7 +14,7 @@ GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && ech
 export GOTENSOR_LIBDEFLATE
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe fuzz-long gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -63,12 +63,19 @@ doca-check:         ## compile and link the doca build against real DOCA headers
 # can fail with a spurious "context deadline exceeded" in Go 1.26
 # (golang/go#75804). FUZZTIME=30s (or 1000000x) overrides all four.
 FUZZTIME ?=
+# package:target:executions for `make fuzz`
+FUZZ_TARGETS = gotensor/codec:FuzzDecoders:100000x gotensor/codec:FuzzPlanesSplit:100000x \
+	gotensor/frame:FuzzDecode:40000x gotensor/frame:FuzzRoundTrip:20000x \
+	gotensor/transport/wire:FuzzReadMessage:40000x gotensor/transport/wire:FuzzReadMessages:40000x \
+	gotensor/transport/wire:FuzzParseAMHeader:80000x
 fuzz:               ## run every Go fuzz target from its seed corpus
-	$(GO) test -run '^$$' -fuzz '^FuzzDecoders$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzPlanesSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./gotensor/codec
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/frame
-	$(GO) test -run '^$$' -fuzz '^FuzzReadMessage$$' -fuzztime $(or $(FUZZTIME),40000x) ./gotensor/transport/wire
-	$(GO) test -run '^$$' -fuzz '^FuzzParseAMHeader$$' -fuzztime $(or $(FUZZTIME),80000x) ./gotensor/transport/wire
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; n=$${rest#*:}; \
+		echo "$(GO) test -run '^\$$' -fuzz '^$$name\$$' -fuzztime $(or $(FUZZTIME),$$n) ./$$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(or $(FUZZTIME),$$n) ./$$pkg; done
+
+FUZZ_LONG ?= 10m
+fuzz-long:          ## every fuzz target for FUZZ_LONG (10m) each; the corpus it grows goes into testdata; RESULTS.md
+	tools/fuzz-long.sh $(FUZZ_LONG) $(FUZZ_TARGETS)
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests

@@ -45,11 +45,3 @@ func TestSoftwareLZ4(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func TestUse(t *testing.T) {
-	defer Use(Software{})
-	Use(Software{})
-	if Current().Name() != "software" {
-		t.Fatal(Current().Name())
-	}
-}

@@ -107,9 +107,13 @@ def test_tokens_match_torch_disk_and_nothing_is_left(tmp_path, model_dir, name, 
 def test_device_reraises_worker_errors_from_synchronize():
     dev = gtf.GoTensorDevice("mem://")
     try:
+        w = dev.allocate((4,), np.float32)  # 8 elements into a 4-element tensor
+        dev.submit_copy(w, None, pb.TorchTensor((8,), torch.float32, torch.zeros(8), pb.TorchDevice("cpu")), None)
+        with pytest.raises(gotensor.InvalidArgument, match=r"8 elements for a tensor of shape \(4,\)"):
+            dev.synchronize()
         t = dev.allocate((4,), np.float32)
         dev.submit_copy(pb.TorchTensor((8,), torch.float32, torch.zeros(8), pb.TorchDevice("cpu")), None, t, None)
-        with pytest.raises(Exception):
+        with pytest.raises(gotensor.InvalidArgument, match=r"a \(4,\) slice into a \(8,\) destination"):
             dev.synchronize()
         dev.synchronize()  # the error was reported once
     finally:

@@ -67,3 +67,39 @@ func TestRefusedPayloadIsDrained(t *testing.T) {
 		t.Fatalf("%+v %v", m, err)
 	}
 }
+
+// FuzzReadMessages reads a stream of several messages through one Reader
+// (scratch reused between them, as a connection does): each message read
+// re-encodes to the bytes it came from, and the stream is consumed in order.
+func FuzzReadMessages(f *testing.F) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Write(&Message{Header: Header{Op: OpPut, ID: 1}, Key: "a", Payload: []byte("frame-a")})
+	w.Write(&Message{Header: Header{Op: OpGet, ID: 2}, Key: "b"})
+	w.Write(&Message{Header: Header{Op: OpPutPart, ID: 3, Arg: 8}, Key: "c", Payload: bytes.Repeat([]byte{9}, 300)})
+	w.Write(&Message{Header: Header{Op: OpList, ID: 4}, Key: ""})
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:buf.Len()-5])
+	grow := func(_ *Message, n uint64) ([]byte, error) { return make([]byte, 0, min(n, 64)), nil }
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rd := NewReader(bytes.NewReader(b))
+		consumed := 0
+		for i := 0; i < 64; i++ {
+			m, err := rd.Read(1<<20, grow)
+			if err != nil {
+				return
+			}
+			if len(m.Key) > MaxKey || uint64(len(m.Payload)) > 1<<20 {
+				t.Fatalf("message %d: limits not enforced: key %d payload %d", i, len(m.Key), len(m.Payload))
+			}
+			var out bytes.Buffer
+			if err := WriteMessage(&out, m); err != nil {
+				t.Fatal(err)
+			}
+			if end := consumed + out.Len(); end > len(b) || !bytes.Equal(b[consumed:end], out.Bytes()) {
+				t.Fatalf("message %d does not re-encode to the bytes it was read from", i)
+			}
+			consumed += out.Len()
+		}
+	})
+}

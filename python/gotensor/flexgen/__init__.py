@@ -262,6 +262,9 @@ class GoTensorDevice(TorchDisk):
     def _load_part(self, key, src_indices, dst, dst_indices):
         part = _index(self._load(key), src_indices)
         out = pb.map_to_torch_tensor(dst, dst_indices)
+        if tuple(out.shape) != tuple(part.shape):
+            raise gotensor.InvalidArgument(f"copy from {key!r}: a {tuple(part.shape)} slice into a "
+                                           f"{tuple(out.shape)} destination")
         if out.device.type == "cuda":
             stream, _ = self._cuda_side(out.device)
             relay = self._relay(part.numel() * part.element_size()).view(part.dtype)[:part.numel()].view(part.shape)
@@ -323,6 +326,9 @@ class GoTensorDevice(TorchDisk):
         whole = idx is None or (tuple(data.shape) == shape and all(
             s.start in (0, None) and s.stop in (d, None) for s, d in zip(idx, shape)))
         if whole:
+            if data.numel() != _numel(shape):
+                raise gotensor.InvalidArgument(f"copy into {key!r}: {data.numel()} elements for a tensor of shape "
+                                               f"{tuple(shape)}")
             full = data.reshape(shape).to(dtype)
         else:  # a slice (a KV cache append): read, modify, write
             full = self._load(key).clone()
@@ -343,6 +349,13 @@ class GoTensorDevice(TorchDisk):
             self.store.delete(key)
         except gotensor.KeyNotFound:
             pass  # allocated but never written
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
 
 
 def _index(data: torch.Tensor, indices):

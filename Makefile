@@ -14,7 +14,7 @@ GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && ech
 export GOTENSOR_LIBDEFLATE
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe fuzz-long gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -105,6 +105,10 @@ bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDis
 
 bench-moe: install  ## MoE experts over 3 sharded nodes (prefetch, no prefetch) beside a safetensors file
 	$(PYTHON) bench/bench_moe.py --json bench/results/moe.json --md bench/RESULTS.md
+
+SOAK_ARGS ?=
+soak: install       ## 8 threads x 10,000 mixed operations on mem://, file://, tcp:// and ucx://, every byte checked, RSS sampled
+	$(PYTHON) bench/soak.py --json bench/results/soak.json --md bench/RESULTS.md $(SOAK_ARGS)
 
 gpu-check: install  ## on a CUDA machine: CUDA tensors through gotensor vs torch .cpu()/.cuda()
 	$(PYTHON) bench/gpu_check.py --json bench/results/gpu.json

@@ -1,0 +1,235 @@
+"""Soak (`make soak`): threads x mixed operations on every store kind, every byte checked, RSS sampled.
+
+Per store (mem://, file://, a tcp:// node and a ucx:// node): THREADS threads each run OPS operations drawn at
+random: writes (sync and async) of 1 byte to 8 MiB (log-uniform) with every codec, reads back (sync, async, into
+out=) checked against what that thread last wrote under the key (lossless byte for byte; q4/q8 within their
+error bound), deletes, stats and reads of missing keys (errors). The client's RSS is sampled as it goes; after
+warm-up (the first quarter) it must stay within 10% of its warm-up peak, and a node's too. A last phase makes
+ERR failing calls and reports the RSS they leave behind per call (each error crosses gopy as a C string).
+JSON and a RESULTS.md section; exits 1 if a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOSSLESS = ["none", "planes", "deflate", "shuffle-deflate", "lz4", "zstd", "shuffle-zstd", "auto"]
+BYTES = ["none", "deflate", "lz4", "zstd", "auto"]  # for integers: the plane codecs take floats only
+LOSSY = ["q4", "q8"]
+DTYPES = [torch.bfloat16, torch.float16, torch.float32, torch.int64, torch.uint8]
+
+
+def rss(pid: int | str = "self") -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def tensor_of(rng: random.Random, nbytes: int) -> torch.Tensor:
+    dt = rng.choice(DTYPES)
+    size = torch.tensor([], dtype=dt).element_size()
+    n = max(1, nbytes // size)
+    g = torch.Generator().manual_seed(rng.getrandbits(32))
+    if dt.is_floating_point:
+        return (torch.randn(n, generator=g) * rng.choice([0.02, 1.0, 30.0])).to(dt)
+    return torch.randint(0, 1 << 7 if dt == torch.uint8 else 1 << 20, (n,), generator=g, dtype=dt)
+
+
+def close_enough(got: torch.Tensor, want: torch.Tensor, codec: str) -> bool:
+    if codec not in LOSSY or not want.dtype.is_floating_point:
+        return got.dtype == want.dtype and got.shape == want.shape and torch.equal(
+            got.reshape(-1).view(torch.uint8), want.reshape(-1).view(torch.uint8))
+    levels = 15 if codec == "q4" else 255
+    span = float(want.float().max() - want.float().min()) if want.numel() else 0.0
+    return bool(((got.float() - want.float()).abs() <= span / levels * 0.6 + 1e-2 * want.float().abs() + 1e-6).all())
+
+
+def worker(store, tid: int, ops: int, max_bytes: int, seed: int, errors: list, counts: dict, lock) -> None:
+    import gotensor
+    rng = random.Random(seed * 1000 + tid)
+    mine: dict[str, tuple[torch.Tensor, str]] = {}
+    for i in range(ops):
+        key = f"soak/{tid}/{rng.randrange(16)}"
+        op = rng.random()
+        try:
+            if op < 0.40 or key not in mine:
+                t = tensor_of(rng, int(math.exp(rng.uniform(0, math.log(max_bytes)))))
+                codec = rng.choice(LOSSLESS + LOSSY if t.dtype.is_floating_point else BYTES)
+                if codec in LOSSY and (t.dtype not in (torch.float16, torch.bfloat16, torch.float32)):
+                    codec = "none"
+                if rng.random() < 0.5:
+                    store.write_tensor(key, t, codec=codec)
+                else:
+                    store.write_tensor_async(key, t, codec=codec).result()
+                mine[key] = (t, codec)
+                kind = "write"
+            elif op < 0.80:
+                want, codec = mine[key]
+                how = rng.random()
+                if how < 0.4:
+                    got = store.read_tensor(key)
+                elif how < 0.7:
+                    got = store.read_tensor_async(key).result()
+                else:
+                    got = store.read_tensor(key, out=torch.empty_like(want))
+                if not close_enough(got, want, codec):
+                    errors.append(f"thread {tid} op {i}: {key} ({codec}, {want.dtype}, {want.numel()}) read back wrong")
+                kind = "read"
+            elif op < 0.90:
+                store.delete(key)
+                del mine[key]
+                kind = "delete"
+            elif op < 0.95:
+                st = store.stat(key)
+                if st["raw_bytes"] != mine[key][0].numel() * mine[key][0].element_size():
+                    errors.append(f"thread {tid} op {i}: stat of {key} says {st['raw_bytes']} raw bytes")
+                kind = "stat"
+            else:
+                try:
+                    store.read_tensor(f"soak/{tid}/missing")
+                    errors.append(f"thread {tid}: a missing key was read")
+                except gotensor.KeyNotFound:
+                    pass
+                kind = "error"
+        except Exception as e:  # noqa: BLE001 - every failure is a finding
+            errors.append(f"thread {tid} op {i} ({key}): {type(e).__name__}: {e}")
+            kind = "failed"
+        with lock:
+            counts[kind] = counts.get(kind, 0) + 1
+    for key in mine:
+        store.delete(key)
+
+
+class Node:
+    def __init__(self, transport: str, capacity: str):
+        env = dict(os.environ, UCX_TLS="sm,tcp") if transport == "ucx" else None
+        self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", "127.0.0.1:0", "--transport",
+                                   transport, "--capacity", capacity], stdout=subprocess.PIPE, text=True, env=env)
+        line = self.p.stdout.readline()
+        self.url = line.split("listening on ")[1].split()[0] + ("?transports=sm,tcp" if transport == "ucx" else "")
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=30)
+
+
+def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
+    import gotensor
+    errors, counts, lock = [], {}, threading.Lock()
+    samples = []  # (fraction done, client rss, node rss)
+    with gotensor.open(url) as store:
+        ts = [threading.Thread(target=worker, args=(store, i, ops, max_bytes, seed, errors, counts, lock)) for i in range(threads)]
+        t0 = time.perf_counter()
+        for t in ts:
+            t.start()
+        total = threads * ops
+        while any(t.is_alive() for t in ts):
+            time.sleep(0.25)
+            with lock:
+                done = sum(counts.values()) / total
+            samples.append((done, rss(), rss(node.p.pid) if node else 0))
+        for t in ts:
+            t.join()
+        secs = time.perf_counter() - t0
+        left = store.keys("soak/")
+    warm = [s for s in samples if s[0] <= 0.25] or samples[:1]
+    after = [s for s in samples if s[0] > 0.25] or samples[-1:]
+    peak_warm = max(s[1] for s in warm)
+    peak_after = max(s[1] for s in after)
+    node_warm = max(s[2] for s in warm)
+    node_after = max(s[2] for s in after)
+    rec = {"store": name, "threads": threads, "ops": total, "seconds": secs, "counts": counts, "errors": errors[:20],
+           "n_errors": len(errors), "keys_left": len(left), "client_rss_warm": peak_warm, "client_rss_after": peak_after,
+           "client_growth": peak_after / peak_warm - 1, "node_rss_warm": node_warm, "node_rss_after": node_after,
+           "node_growth": (node_after / node_warm - 1) if node_warm else 0.0}
+    rec["ok"] = not errors and not left and rec["client_growth"] <= 0.10 and rec["node_growth"] <= 0.10
+    return rec
+
+
+def error_leak(calls: int) -> dict:
+    """RSS left behind per failing call (each error crosses gopy as a C string)."""
+    import gotensor
+    with gotensor.open("mem://soak-errors") as s:
+        def fail(n):
+            for _ in range(n):
+                try:
+                    s.read_tensor("no/such/key/" + "x" * 200)
+                except gotensor.KeyNotFound:
+                    pass
+        fail(calls // 10)  # warm-up
+        before = rss()
+        fail(calls)
+        after = rss()
+    return {"calls": calls, "rss_before": before, "rss_after": after, "bytes_per_call": (after - before) / calls}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--ops", type=int, default=10_000, help="operations per thread")
+    ap.add_argument("--max-bytes", type=int, default=8 << 20)
+    ap.add_argument("--stores", default="mem,file,tcp,ucx")
+    ap.add_argument("--error-calls", type=int, default=200_000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default=os.path.join(HERE, "results", "soak.json"))
+    ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
+    a = ap.parse_args()
+    import gotensor
+    sys.path.insert(0, HERE)
+    from _report import update_markdown, write_json
+    recs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in a.stores.split(","):
+            if kind == "ucx" and "ucx" not in gotensor.info()["transports"]:
+                print("soak: built without UCX, ucx:// left out", file=sys.stderr)
+                continue
+            node = Node(kind, "4GiB") if kind in ("tcp", "ucx") else None
+            url = node.url if node else ("mem://soak" if kind == "mem" else f"file://{tmp}/soak?fsync=false")
+            try:
+                r = soak(kind, url, node, a.threads, a.ops, a.max_bytes, a.seed)
+            finally:
+                if node:
+                    node.stop()
+            recs.append(r)
+            print(f"{kind:5} {r['ops']} ops in {r['seconds']:.0f} s: {r['n_errors']} errors, {r['keys_left']} keys left, "
+                  f"client RSS {r['client_rss_warm'] / 2**20:.0f} -> {r['client_rss_after'] / 2**20:.0f} MiB "
+                  f"({r['client_growth']:+.1%}), node {r['node_rss_warm'] / 2**20:.0f} -> {r['node_rss_after'] / 2**20:.0f} MiB "
+                  f"({r['node_growth']:+.1%}) {'ok' if r['ok'] else 'FAILED'}", flush=True)
+            for e in r["errors"][:5]:
+                print("   ", e)
+    leak = error_leak(a.error_calls)
+    print(f"errors: {leak['calls']} failing calls leave {leak['bytes_per_call']:.1f} bytes of RSS each", flush=True)
+    write_json(a.json, recs, benchmark="soak", error_leak=leak)
+    lines = ["## Soak (`make soak`)", "",
+             f"{a.threads} threads x {a.ops:,} mixed operations per store (writes sync and async of 1 B to "
+             f"{a.max_bytes >> 20} MiB, log-uniform, every codec; reads sync, async and into out=, each checked; deletes; "
+             "stats; reads of missing keys). RSS: the peak during warm-up (first quarter) and after it; the check is "
+             "growth <= 10% for the client and the node.", "",
+             "| store | operations | seconds | failed checks | keys left | client RSS warm-up / after (MiB) | node RSS warm-up / after (MiB) | result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in recs:
+        node = f"{r['node_rss_warm'] / 2**20:.0f} / {r['node_rss_after'] / 2**20:.0f}" if r["node_rss_warm"] else "-"
+        lines.append(f"| {r['store']} | {r['ops']:,} | {r['seconds']:.0f} | {r['n_errors']} | {r['keys_left']} | "
+                     f"{r['client_rss_warm'] / 2**20:.0f} / {r['client_rss_after'] / 2**20:.0f} | {node} | "
+                     f"{'ok' if r['ok'] else 'FAILED'} |")
+    lines += ["", f"Failing calls: {leak['calls']:,} reads of a missing key left {leak['bytes_per_call']:.1f} bytes of RSS "
+              "per call behind (each error crosses gopy as a C string)."]
+    update_markdown(a.md, "soak", "\n".join(lines))
+    return 0 if all(r["ok"] for r in recs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"bytes"
+	"context"
+)
+
+// Splicer is a store that edits a stored frame without taking it whole
+// again: a row-range write re-encodes a few chunks and splices them in.
+type Splicer interface {
+	// Splice replaces the frame's first len(header) bytes by header and
+	// its bytes [off, off+n) by data, if the frame still starts with old;
+	// otherwise it changes nothing and reports false.
+	Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error)
+}
+
+// SplicedLen is the length of a frame of size bytes after a splice.
+func SplicedLen(size, n int64, data []byte) int64 { return size - n + int64(len(data)) }
+
+// SpliceInto writes frame after the splice into dst (SplicedLen bytes),
+// which may be frame itself when the length does not change.
+func SpliceInto(dst, frame, header []byte, off, n int64, data []byte) {
+	if len(dst) > 0 && len(frame) > 0 && &dst[0] != &frame[0] {
+		copy(dst, frame[:off])
+		copy(dst[off+int64(len(data)):], frame[off+n:])
+	}
+	copy(dst[off:], data)
+	copy(dst, header)
+}
+
+// spliceable says whether a splice computed from old applies to frame.
+func spliceable(frame, old, header []byte, off, n int64) bool {
+	return bytes.HasPrefix(frame, old) && len(header) == len(old) && off >= int64(len(old)) && n >= 0 && off+n <= int64(len(frame))
+}
+
+// Splice edits the frame in place when no lease holds it (and nothing got
+// it unleased) and its length stays the same; otherwise the edit goes into
+// a new frame and the old one lives on for its readers (copy on write).
+func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, errClosed(s.url)
+	}
+	f, ok := s.m[key]
+	if !ok {
+		return false, notFound(key, s.url)
+	}
+	if !spliceable(f.b, old, header, off, n) {
+		return false, nil
+	}
+	size := SplicedLen(int64(len(f.b)), n, data)
+	if size == int64(len(f.b)) && f.refs.Load() == 1 && !f.escaped.Load() {
+		SpliceInto(f.b, f.b, header, off, n, data)
+		return true, nil
+	}
+	if s.capacity > 0 && s.bytes-int64(len(f.b))+size > s.capacity {
+		return false, full(size, s.bytes, s.capacity, s.url)
+	}
+	b := s.pool.Get(int(size))
+	SpliceInto(b, f.b, header, off, n, data)
+	s.m[key] = newMemFrame(b, s.pool)
+	s.bytes += size - int64(len(f.b))
+	f.unref()
+	return true, nil
+}
+
+// Splice forwards to the key's node when it splices.
+func (s *Sharded) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	st, err := s.of(key)
+	if err != nil {
+		return false, err
+	}
+	if sp, ok := st.(Splicer); ok {
+		return sp.Splice(ctx, key, old, header, off, n, data)
+	}
+	return SpliceByPut(ctx, st, key, old, header, off, n, data)
+}
+
+// SpliceByPut splices through Get and Put, for stores with no Splice of
+// their own (a file store rewrites the file atomically this way).
+func SpliceByPut(ctx context.Context, st Store, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	b, err := st.Get(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if !spliceable(b, old, header, off, n) {
+		return false, nil
+	}
+	out := make([]byte, SplicedLen(int64(len(b)), n, data))
+	SpliceInto(out, b, header, off, n, data)
+	return true, st.Put(ctx, key, out)
+}

@@ -49,10 +49,7 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	if err != nil {
 		return false, err
 	}
-	if sp, ok := s.st.(store.Splicer); ok {
-		return sp.Splice(ctx, key, p.Old, p.Header, p.Off, p.N, p.Data)
-	}
-	return store.SpliceByPut(ctx, s.st, key, p.Old, p.Header, p.Off, p.N, p.Data)
+	return store.SpliceOn(ctx, s.st, key, p.Old, p.Header, p.Off, p.N, p.Data)
 }
 
 // ReadRows decodes rows [start, start+want.Shape[0]) of the tensor under

@@ -74,6 +74,11 @@ func (s *Sharded) Splice(ctx context.Context, key string, old, header []byte, of
 	if err != nil {
 		return false, err
 	}
+	return SpliceOn(ctx, st, key, old, header, off, n, data)
+}
+
+// SpliceOn splices through st's own Splice, else by Get and Put.
+func SpliceOn(ctx context.Context, st Store, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
 	if sp, ok := st.(Splicer); ok {
 		return sp.Splice(ctx, key, old, header, off, n, data)
 	}
@@ -93,4 +98,13 @@ func SpliceByPut(ctx context.Context, st Store, key string, old, header []byte, 
 	out := make([]byte, SplicedLen(int64(len(b)), n, data))
 	SpliceInto(out, b, header, off, n, data)
 	return true, st.Put(ctx, key, out)
+}
+
+// Splice forwards to the node once it is open.
+func (l *lateNode) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	st, err := l.get()
+	if err != nil {
+		return false, err
+	}
+	return SpliceOn(ctx, st, key, old, header, off, n, data)
 }

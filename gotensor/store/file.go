@@ -174,7 +174,15 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
+	return s.replace(key, int64(len(frame)), func(tmp *os.File) error {
+		_, err := tmp.Write(frame)
+		return err
+	})
+}
 
+// replace makes key's file one of size bytes that fill writes, atomically,
+// under key's lock.
+func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) error {
 	// Reserve the space first so concurrent writers cannot overshoot.
 	s.mu.Lock()
 	if s.closed {
@@ -182,16 +190,16 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 		return errClosed(s.URL())
 	}
 	old := s.sizes[key]
-	delta := int64(len(frame)) - old
+	delta := size - old
 	if s.capacity > 0 && s.bytes+delta > s.capacity {
 		used := s.bytes
 		s.mu.Unlock()
-		return full(int64(len(frame)), used, s.capacity, s.URL())
+		return full(size, used, s.capacity, s.URL())
 	}
 	s.bytes += delta
 	s.mu.Unlock()
 
-	if err := s.writeAtomic(key, frame); err != nil {
+	if err := s.writeAtomic(key, fill); err != nil {
 		s.mu.Lock()
 		s.bytes -= delta
 		s.mu.Unlock()
@@ -201,12 +209,12 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
 	}
 	s.mu.Lock()
-	s.sizes[key] = int64(len(frame))
+	s.sizes[key] = size
 	s.mu.Unlock()
 	return nil
 }
 
-func (s *Dir) writeAtomic(key string, frame []byte) error {
+func (s *Dir) writeAtomic(key string, fill func(tmp *os.File) error) error {
 	final := filepath.Join(s.dir, pathFor(key))
 	parent := filepath.Dir(final)
 	if parent != s.dir {
@@ -225,7 +233,7 @@ func (s *Dir) writeAtomic(key string, frame []byte) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(frame); err != nil {
+	if err := fill(tmp); err != nil {
 		return err
 	}
 	if !s.NoSync {

@@ -3,6 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
+
+	"golang.org/x/sys/unix"
 )
 
 // Splicer is a store that edits a stored frame without taking it whole
@@ -107,4 +111,56 @@ func (l *lateNode) Splice(ctx context.Context, key string, old, header []byte, o
 		return false, err
 	}
 	return SpliceOn(ctx, st, key, old, header, off, n, data)
+}
+
+// Splice rewrites key's file atomically, as Put does (a new file renamed
+// over the old one), with the bytes the splice keeps copied from the old
+// file to the new one by the kernel (copy_file_range: no pass through user
+// memory, and a shared extent on file systems that reflink).
+func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	kl := s.keyLock(key)
+	kl.Lock()
+	defer kl.Unlock()
+	src, size, err := s.open(key)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	head := make([]byte, min(int64(len(old)), size))
+	if _, err := src.ReadAt(head, 0); err != nil {
+		return false, s.openErr(key, err)
+	}
+	if !bytes.Equal(head, old) || len(header) != len(old) || off < int64(len(old)) || n < 0 || off+n > size {
+		return false, nil
+	}
+	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {
+		if _, err := tmp.Write(header); err != nil {
+			return err
+		}
+		if err := copyRange(tmp, src, int64(len(header)), off); err != nil {
+			return err
+		}
+		if _, err := tmp.Write(data); err != nil {
+			return err
+		}
+		return copyRange(tmp, src, off+n, size)
+	})
+}
+
+// copyRange appends src's bytes [from, to) to dst.
+func copyRange(dst, src *os.File, from, to int64) error {
+	for from < to {
+		k, err := unix.CopyFileRange(int(src.Fd()), &from, int(dst.Fd()), nil, int(min(to-from, 1<<30)), 0)
+		if err != nil { // not between these files (another file system, an old kernel): through memory
+			_, err = io.Copy(dst, io.NewSectionReader(src, from, to-from))
+			return err
+		}
+		if k == 0 {
+			return io.ErrUnexpectedEOF
+		}
+	}
+	return nil
 }

@@ -68,6 +68,7 @@ type Dir struct {
 	lock     *os.File
 
 	keyLocks [64]sync.Mutex
+	editing  [64]sync.RWMutex // held by an in-place edit, and (shared) by readers of the file
 	seed     maphash.Seed
 
 	mu     sync.RWMutex
@@ -92,6 +93,7 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
 	s := &Dir{dir: dir, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
+	var journals []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -102,6 +104,10 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		}
 		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
 			return os.Remove(path)
+		}
+		if isJournal(name) { // left by a crash mid-edit: after the walk
+			journals = append(journals, path)
+			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
 		key, ok := keyFromPath(rel)
@@ -116,6 +122,11 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		s.bytes += info.Size()
 		return nil
 	})
+	for _, j := range journals {
+		if err == nil {
+			err = s.replayJournal(j)
+		}
+	}
 	if err != nil {
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
@@ -165,6 +176,11 @@ func keyFromPath(rel string) (string, bool) {
 
 func (s *Dir) keyLock(key string) *sync.Mutex {
 	return &s.keyLocks[maphash.String(s.seed, key)%uint64(len(s.keyLocks))]
+}
+
+// editLock is held by an in-place edit of key's file, and shared by its readers.
+func (s *Dir) editLock(key string) *sync.RWMutex {
+	return &s.editing[maphash.String(s.seed, key)%uint64(len(s.editing))]
 }
 
 func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
@@ -289,6 +305,9 @@ func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
 	if err := s.check(key); err != nil {
 		return nil, err
 	}
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	b, err := os.ReadFile(filepath.Join(s.dir, pathFor(key)))
 	if err != nil {
 		return nil, s.openErr(key, err)
@@ -314,6 +333,9 @@ func (s *Dir) open(key string) (*os.File, int64, error) {
 }
 
 func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	f, size, err := s.open(key)
 	if err != nil {
 		return nil, 0, err
@@ -329,6 +351,9 @@ func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) 
 // GetRange reads bytes [off, off+n) of the frame, so a large tensor is
 // decoded piece by piece while the rest is read.
 func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int64, error) {
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	f, size, err := s.open(key)
 	if err != nil {
 		return nil, 0, err

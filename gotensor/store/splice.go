@@ -5,8 +5,11 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 // Splicer is a store that edits a stored frame without taking it whole
@@ -113,10 +116,12 @@ func (l *lateNode) Splice(ctx context.Context, key string, old, header []byte, o
 	return SpliceOn(ctx, st, key, old, header, off, n, data)
 }
 
-// Splice rewrites key's file atomically, as Put does (a new file renamed
-// over the old one), with the bytes the splice keeps copied from the old
-// file to the new one by the kernel (copy_file_range: no pass through user
-// memory, and a shared extent on file systems that reflink).
+// Splice edits key's file in place when its length stays (codec none, or
+// chunks that code to the same sizes), crash-safe through a journal (see
+// editInPlace); otherwise it rewrites the file atomically, as Put does (a
+// new file renamed over the old one), with the bytes the splice keeps
+// copied from the old file by the kernel (copy_file_range: no pass through
+// user memory, and a shared extent on file systems that reflink).
 func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -135,6 +140,15 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 	}
 	if !bytes.Equal(head, old) || len(header) != len(old) || off < int64(len(old)) || n < 0 || off+n > size {
 		return false, nil
+	}
+	if int64(len(data)) == n { // the same length: edited in place, through a journal
+		el := s.editLock(key)
+		el.Lock()
+		defer el.Unlock()
+		if err := s.editInPlace(filepath.Join(s.dir, pathFor(key)), header, off, data); err != nil {
+			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
+		}
+		return true, nil
 	}
 	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {
 		if _, err := tmp.Write(header); err != nil {

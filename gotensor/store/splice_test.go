@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 )
 
@@ -53,5 +54,48 @@ func TestSplice(t *testing.T) {
 	release()
 	if ok, _ := m.Splice(ctx, "k", []byte("HDR0"), []byte("HDR1"), 4, 4, []byte("AAAA")); !ok || string(b) != "HDR1AAAAbbbb" {
 		t.Fatalf("in place: %v %q", ok, b)
+	}
+}
+
+// A same-length splice edits the file in place; a journal a crash left is
+// applied when the directory is opened again, and a torn one is dropped.
+func TestDirEditInPlaceAndJournal(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d, err := OpenDir(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Put(ctx, "k", []byte("HDR0aaaabbbb"))
+	d.Put(ctx, "j", []byte("HDR0aaaabbbb"))
+	if ok, err := d.Splice(ctx, "k", []byte("HDR0"), []byte("HDR1"), 4, 4, []byte("AAAA")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, _ := d.Get(ctx, "k"); string(got) != "HDR1AAAAbbbb" {
+		t.Fatalf("in place: %q", got)
+	}
+	path := root + "/" + pathFor("j")
+	full := journal([]byte("HDR2"), 8, []byte("BBBB"))
+	os.WriteFile(path+journalExt, full, 0o644)                                // a crash after the journal
+	os.WriteFile(root+"/"+pathFor("k")+journalExt, full[:len(full)-1], 0o644) // a crash while writing it
+	d.Close()
+	d, err = OpenDir(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if got, _ := d.Get(ctx, "j"); string(got) != "HDR2aaaaBBBB" {
+		t.Fatalf("journal not applied: %q", got)
+	}
+	if got, _ := d.Get(ctx, "k"); string(got) != "HDR1AAAAbbbb" {
+		t.Fatalf("torn journal applied: %q", got)
+	}
+	if ks, _ := d.List(ctx, ""); len(ks) != 2 {
+		t.Fatalf("keys %v", ks)
+	}
+	for _, k := range []string{"j", "k"} {
+		if _, err := os.Stat(root + "/" + pathFor(k) + journalExt); !os.IsNotExist(err) {
+			t.Fatalf("journal of %s left: %v", k, err)
+		}
 	}
 }

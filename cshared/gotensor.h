@@ -79,6 +79,20 @@ int gt_write_tensor(gt_store store, const char *key, const void *data, size_t nb
  * NULL; otherwise it is filled whenever the key exists (also when too small). */
 int gt_read_tensor(gt_store store, const char *key, void *buf, size_t buf_size, gt_tensor_info *info);
 
+/* Writes nbytes at data, a contiguous tensor of dtype and shape, as rows
+ * [start, start + shape[0]) of the leading dimension of the tensor under key,
+ * which must exist with that dtype and the same trailing dimensions
+ * (GT_ERR_INVALID_ARGUMENT otherwise, or for rows out of range). Only the
+ * chunks the rows touch are encoded again. */
+int gt_write_rows(gt_store store, const char *key, int64_t start, const void *data, size_t nbytes,
+                  int dtype, const int64_t *shape, int ndim);
+
+/* Decodes rows [start, start + shape[0]) of the tensor under key into buf
+ * (nbytes, exactly the rows' size); dtype and shape are the rows'. Only the
+ * chunks that cover them are read and decoded. */
+int gt_read_rows(gt_store store, const char *key, int64_t start, void *buf, size_t nbytes,
+                 int dtype, const int64_t *shape, int ndim);
+
 /* Describes the tensor under key without decoding it. */
 int gt_stat(gt_store store, const char *key, gt_tensor_info *info);
 

@@ -136,12 +136,9 @@ func gt_close(h C.gt_store) C.int {
 func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar) C.int {
 	return guardKey(key, func(k string) error {
-		if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
-			return errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
-		}
-		var dims []int64
-		if ndim > 0 {
-			dims = unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim))
+		dims, err := goShape(shape, ndim)
+		if err != nil {
+			return err
 		}
 		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
 		if err != nil {
@@ -152,6 +149,49 @@ func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.s
 			codecName = C.GoString((*C.char)(codec))
 		}
 		return binding.Write(int64(h), k, raw, int64(dtype), dims, codecName, -1, 0)
+	})
+}
+
+// goShape views a C shape array.
+func goShape(shape *C.gt_cint64, ndim C.int) ([]int64, error) {
+	if ndim < 0 || ndim > tensor.MaxDims || (ndim > 0 && shape == nil) {
+		return nil, errs.New(errs.InvalidArgument, "bad shape: ndim %d, shape %p", ndim, shape)
+	}
+	if ndim == 0 {
+		return nil, nil
+	}
+	return unsafe.Slice((*int64)(unsafe.Pointer(shape)), int(ndim)), nil
+}
+
+//export gt_write_rows
+func gt_write_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, data *C.gt_cvoid, nbytes C.size_t,
+	dtype C.int, shape *C.gt_cint64, ndim C.int) C.int {
+	return guardKey(key, func(k string) error {
+		dims, err := goShape(shape, ndim)
+		if err != nil {
+			return err
+		}
+		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
+		if err != nil {
+			return err
+		}
+		return binding.WriteRows(int64(h), k, int64(start), raw, int64(dtype), dims, -1, 0)
+	})
+}
+
+//export gt_read_rows
+func gt_read_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, buf unsafe.Pointer, nbytes C.size_t,
+	dtype C.int, shape *C.gt_cint64, ndim C.int) C.int {
+	return guardKey(key, func(k string) error {
+		dims, err := goShape(shape, ndim)
+		if err != nil {
+			return err
+		}
+		dst, err := binding.BytesAt(uintptr(buf), int64(nbytes))
+		if err != nil {
+			return err
+		}
+		return binding.ReadRows(int64(h), k, int64(start), dst, int64(dtype), dims, -1, 0)
 	})
 }
 

@@ -60,6 +60,32 @@ static void round_trips(const char *url) {
     EXPECT_RC(gt_close(s), GT_OK);
 }
 
+// rows written by gt_write_rows read back by gt_read_rows and whole; bad
+// ranges and trailing shapes are InvalidArgument
+static void row_ranges(const char *url) {
+    gt_store s;
+    EXPECT_RC(gt_open(url, &s), GT_OK);
+    float t[40][3], rows[5][3], back[5][3];
+    for (int i = 0; i < 40; i++)
+        for (int j = 0; j < 3; j++) t[i][j] = (float)(i * 3 + j);
+    int64_t shape[2] = {40, 3}, rshape[2] = {5, 3}, bad[2] = {5, 4};
+    EXPECT_RC(gt_write_tensor(s, "rows", t, sizeof t, GT_FLOAT32, shape, 2, "lz4"), GT_OK);
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 3; j++) rows[i][j] = t[10 + i][j] = -(float)(i + j);
+    EXPECT_RC(gt_write_rows(s, "rows", 10, rows, sizeof rows, GT_FLOAT32, rshape, 2), GT_OK);
+    EXPECT_RC(gt_read_rows(s, "rows", 10, back, sizeof back, GT_FLOAT32, rshape, 2), GT_OK);
+    CHECK(memcmp(rows, back, sizeof rows) == 0, "rows read back");
+    float whole[40][3];
+    EXPECT_RC(gt_read_tensor(s, "rows", whole, sizeof whole, NULL), GT_OK);
+    CHECK(memcmp(whole, t, sizeof t) == 0, "tensor after the row write");
+    EXPECT_RC(gt_write_rows(s, "rows", 36, rows, sizeof rows, GT_FLOAT32, rshape, 2), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_read_rows(s, "rows", -1, back, sizeof back, GT_FLOAT32, rshape, 2), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_write_rows(s, "rows", 0, rows, sizeof rows, GT_FLOAT32, bad, 2), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_read_rows(s, "rows", 0, back, sizeof back, GT_INT32, rshape, 2), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_read_rows(s, "nope", 0, back, sizeof back, GT_FLOAT32, rshape, 2), GT_ERR_KEY_NOT_FOUND);
+    EXPECT_RC(gt_close(s), GT_OK);
+}
+
 static void error_paths(const char *dir) {
     gt_store s;
     float x[4] = {1, 2, 3, 4}, y[4];
@@ -151,8 +177,10 @@ int main(void) {
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char url[600];
     round_trips("mem://");
+    row_ranges("mem://");
     snprintf(url, sizeof url, "file://%s/rt", dir);
     round_trips(url);
+    row_ranges(url);
     error_paths(dir);
     pthread_t th[4];
     for (long i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_errors, (void *)i);

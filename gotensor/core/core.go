@@ -39,9 +39,10 @@ func Open(url string) (*Store, error) {
 }
 
 // Wrap puts the tensor API over an open frame store. The largest tensor
-// it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
+// it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES); frames
+// have chunks of whole rows where one fits (see WriteRows).
 func Wrap(st store.Store) *Store {
-	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits}
+	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits, Frame: frame.Options{AlignRows: true}}
 }
 
 // Frames is the underlying frame store.

@@ -11,6 +11,7 @@ import (
 type Options struct {
 	ChunkSize int          // raw bytes per chunk; 0 means DefaultChunkSize
 	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
+	AlignRows bool         // chunk size a multiple of the leading dimension's row, where one fits
 }
 
 // Alloc provides the memory of whole frames; a store lends the buffers of
@@ -44,14 +45,22 @@ func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, err
 	if cs < MinChunkSize || cs > MaxChunkSize || cs%16 != 0 {
 		return 0, errs.New(errs.InvalidArgument, "chunk size %d is not a multiple of 16 in [%d, %d]", cs, MinChunkSize, MaxChunkSize)
 	}
+	unit := int64(16)
 	if ch, ok := c.(codec.Chunked); ok {
-		unit, err := ch.ChunkUnit(in)
+		u, err := ch.ChunkUnit(in)
 		if err != nil {
 			return 0, err
 		}
-		if unit > 0 {
-			cs = max(1, cs/unit) * unit
+		if u > 0 {
+			cs = max(1, cs/u) * u
+			unit = u
 		}
+	}
+	if opt.AlignRows {
+		if opt.ChunkSize == 0 && len(in.Meta.Shape) >= 2 {
+			cs = min(cs, RowChunkSize) // a row write re-encodes this much, whatever the tensor's size
+		}
+		cs = alignToRows(cs, unit, in.Meta)
 	}
 	return cs, nil
 }

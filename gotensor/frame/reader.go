@@ -221,6 +221,7 @@ func (r *Reader) decodeSpan(ctx context.Context, sp span, dst []byte, pin parall
 func decodeChunks(ctx context.Context, h *Header, first int, src, dst []byte, pin parallel.Pin) error {
 	cs := int64(h.ChunkSize)
 	n := int((int64(len(dst)) + cs - 1) / cs)
+	Work.Decoded.Add(int64(len(dst)))
 	c, err := codec.ByID(h.Codec)
 	if err != nil {
 		return err

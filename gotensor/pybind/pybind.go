@@ -68,6 +68,35 @@ func ReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr
 	return binding.ReadInto(h, key, dst, dtype, shape, int(gpu), timeoutNs)
 }
 
+// WriteRows writes the tensor at ptr as rows [start, start+shape[0]) of
+// the stored tensor under key: only the chunks they touch are re-encoded.
+func WriteRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
+	defer errs.Recover(&err)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return err
+	}
+	return binding.WriteRows(h, key, start, raw, dtype, shape, int(gpu), timeoutNs)
+}
+
+// ReadRows decodes rows [start, start+shape[0]) of the tensor under key
+// into the buffer at ptr (dtype and shape are the rows').
+func ReadRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
+	defer errs.Recover(&err)
+	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return err
+	}
+	return binding.ReadRows(h, key, start, dst, dtype, shape, int(gpu), timeoutNs)
+}
+
+// WorkCounters returns the raw bytes this process has encoded and decoded,
+// as JSON {"encoded", "decoded"}.
+func WorkCounters() (js string, err error) {
+	defer errs.Recover(&err)
+	return binding.WorkCounters(), nil
+}
+
 // Read fetches key, fills the MetaWords int64s at metaPtr (dtype code,
 // rank, bytes, dims) and decodes into the scratch buffer when the tensor
 // fits (result 0); otherwise it returns a fetch handle for Decode.

@@ -68,6 +68,7 @@ type Dir struct {
 	lock     *os.File
 
 	keyLocks [64]sync.Mutex
+	editing  [64]sync.RWMutex // held by an in-place edit, and (shared) by readers of the file
 	seed     maphash.Seed
 
 	mu     sync.RWMutex
@@ -92,6 +93,7 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
 	s := &Dir{dir: dir, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
+	var journals []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -102,6 +104,10 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		}
 		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
 			return os.Remove(path)
+		}
+		if isJournal(name) { // left by a crash mid-edit: after the walk
+			journals = append(journals, path)
+			return nil
 		}
 		rel, _ := filepath.Rel(dir, path)
 		key, ok := keyFromPath(rel)
@@ -116,6 +122,11 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		s.bytes += info.Size()
 		return nil
 	})
+	for _, j := range journals {
+		if err == nil {
+			err = s.replayJournal(j)
+		}
+	}
 	if err != nil {
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
@@ -167,6 +178,11 @@ func (s *Dir) keyLock(key string) *sync.Mutex {
 	return &s.keyLocks[maphash.String(s.seed, key)%uint64(len(s.keyLocks))]
 }
 
+// editLock is held by an in-place edit of key's file, and shared by its readers.
+func (s *Dir) editLock(key string) *sync.RWMutex {
+	return &s.editing[maphash.String(s.seed, key)%uint64(len(s.editing))]
+}
+
 func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 	if err := ValidateKey(key); err != nil {
 		return err
@@ -174,7 +190,15 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
+	return s.replace(key, int64(len(frame)), func(tmp *os.File) error {
+		_, err := tmp.Write(frame)
+		return err
+	})
+}
 
+// replace makes key's file one of size bytes that fill writes, atomically,
+// under key's lock.
+func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) error {
 	// Reserve the space first so concurrent writers cannot overshoot.
 	s.mu.Lock()
 	if s.closed {
@@ -182,16 +206,16 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 		return errClosed(s.URL())
 	}
 	old := s.sizes[key]
-	delta := int64(len(frame)) - old
+	delta := size - old
 	if s.capacity > 0 && s.bytes+delta > s.capacity {
 		used := s.bytes
 		s.mu.Unlock()
-		return full(int64(len(frame)), used, s.capacity, s.URL())
+		return full(size, used, s.capacity, s.URL())
 	}
 	s.bytes += delta
 	s.mu.Unlock()
 
-	if err := s.writeAtomic(key, frame); err != nil {
+	if err := s.writeAtomic(key, fill); err != nil {
 		s.mu.Lock()
 		s.bytes -= delta
 		s.mu.Unlock()
@@ -201,12 +225,12 @@ func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
 		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
 	}
 	s.mu.Lock()
-	s.sizes[key] = int64(len(frame))
+	s.sizes[key] = size
 	s.mu.Unlock()
 	return nil
 }
 
-func (s *Dir) writeAtomic(key string, frame []byte) error {
+func (s *Dir) writeAtomic(key string, fill func(tmp *os.File) error) error {
 	final := filepath.Join(s.dir, pathFor(key))
 	parent := filepath.Dir(final)
 	if parent != s.dir {
@@ -225,7 +249,7 @@ func (s *Dir) writeAtomic(key string, frame []byte) error {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err := tmp.Write(frame); err != nil {
+	if err := fill(tmp); err != nil {
 		return err
 	}
 	if !s.NoSync {
@@ -281,6 +305,9 @@ func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
 	if err := s.check(key); err != nil {
 		return nil, err
 	}
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	b, err := os.ReadFile(filepath.Join(s.dir, pathFor(key)))
 	if err != nil {
 		return nil, s.openErr(key, err)
@@ -306,6 +333,9 @@ func (s *Dir) open(key string) (*os.File, int64, error) {
 }
 
 func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	f, size, err := s.open(key)
 	if err != nil {
 		return nil, 0, err
@@ -321,6 +351,9 @@ func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) 
 // GetRange reads bytes [off, off+n) of the frame, so a large tensor is
 // decoded piece by piece while the rest is read.
 func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int64, error) {
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
 	f, size, err := s.open(key)
 	if err != nil {
 		return nil, 0, err

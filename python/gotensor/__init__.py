@@ -108,9 +108,9 @@ def default_store() -> Store:
         return _default
 
 
-def write_tensor(key, tensor, *, codec="none"):
-    """Store.write_tensor on the default store: encode tensor and store it under key."""
-    return default_store().write_tensor(key, tensor, codec=codec)
+def write_tensor(key, tensor, *, codec="none", rows=None):
+    """Store.write_tensor on the default store: encode tensor and store it under key (or as its rows=slice)."""
+    return default_store().write_tensor(key, tensor, codec=codec, rows=rows)
 
 
 def write_tensor_async(key, tensor, *, codec="none"):
@@ -118,9 +118,9 @@ def write_tensor_async(key, tensor, *, codec="none"):
     return default_store().write_tensor_async(key, tensor, codec=codec)
 
 
-def read_tensor(key, *, out=None, device=None):
-    """Store.read_tensor on the default store: the tensor under key (into out= if given)."""
-    return default_store().read_tensor(key, out=out, device=device)
+def read_tensor(key, *, out=None, device=None, rows=None):
+    """Store.read_tensor on the default store: the tensor under key, or its rows=slice (into out= if given)."""
+    return default_store().read_tensor(key, out=out, device=device, rows=rows)
 
 
 def read_tensor_async(key, *, out=None, device=None):

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from . import errors
 from ._completer import completer
 from ._native_lib import native
-from ._view import HostView, name_of, new_meta, read_meta, shape_ptr
+from ._view import CODES, HostView, dims, name_of, new_meta, read_meta, shape_ptr
 
 try:
     from . import torch as _torch
@@ -109,6 +109,24 @@ def _key(key) -> str:
     return key
 
 
+def _row_start(rows, n: int | None, have: int | None) -> tuple[int, int]:
+    """(start, stop) of rows=slice(a, b) over a leading dimension of n rows
+    (None: not known here); have is the row count of the tensor given."""
+    if not isinstance(rows, slice) or rows.step not in (None, 1):
+        raise errors.InvalidArgument(f"rows must be a slice with step 1, got {rows!r}")
+    if n is not None:
+        start, stop, _ = rows.indices(n)
+        stop = max(start, stop)
+    else:
+        start = 0 if rows.start is None else rows.start
+        stop = rows.stop if rows.stop is not None else start + (have or 0)
+    if not isinstance(start, int) or not isinstance(stop, int) or start < 0 or stop < start:
+        raise errors.InvalidArgument(f"rows {rows!r} is not a range of rows")
+    if have is not None and stop - start != have:
+        raise errors.InvalidArgument(f"rows {rows!r} span {stop - start} rows, the tensor has {have}")
+    return start, stop
+
+
 def _codec(codec) -> str:
     if not isinstance(codec, str):
         raise errors.InvalidArgument(f"codec must be a str, got {type(codec).__name__}")
@@ -179,11 +197,17 @@ class Store:
         return self._h
 
     # -- writing ---------------------------------------------------------------
-    def write_tensor(self, key: str, tensor, *, codec: str = "none", timeout: float | None = None) -> None:
+    def write_tensor(self, key: str, tensor, *, codec: str = "none", rows: slice | None = None,
+                     timeout: float | None = None) -> None:
         """Encode tensor with codec and store it under key (replacing any
-        previous value). Go reads the tensor's memory in place."""
+        previous value). Go reads the tensor's memory in place. With
+        rows=slice(a, b), tensor becomes rows [a, b) of the leading dimension
+        of the tensor stored under key (same dtype and trailing shape; the
+        stored codec is kept): only the chunks those rows touch are encoded."""
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
+        if rows is not None:
+            return self._write_rows(h, _key(key), tensor, rows, tns)
         v = _plain_view(tensor)
         if v is None:
             if _staged(tensor):
@@ -201,6 +225,14 @@ class Store:
             _key(key), _codec(codec)  # raises the precise InvalidArgument
             raise
 
+    def _write_rows(self, h, key, tensor, rows, tns) -> None:
+        if getattr(tensor, "ndim", 0) == 0:
+            raise errors.InvalidArgument("a row write needs a tensor of at least one dimension")
+        start, _ = _row_start(rows, None, int(tensor.shape[0]))
+        v = _host_view(tensor)
+        errors.call(native.write_rows, h, key, start, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape),
+                    v.gpu, tns)
+
     def write_tensor_async(self, key: str, tensor, *, codec: str = "none", timeout: float | None = None) -> Future:
         """write_tensor on a Go goroutine; the tensor is kept alive until the
         returned future completes (with None). It takes effect after the
@@ -213,12 +245,17 @@ class Store:
             v.keep, lambda _v, fut: fut.set_result(None))
 
     # -- reading ---------------------------------------------------------------
-    def read_tensor(self, key: str, *, out=None, device=None, timeout: float | None = None):
+    def read_tensor(self, key: str, *, out=None, device=None, rows: slice | None = None,
+                    timeout: float | None = None):
         """Read the tensor under key. With out=, decode into that tensor
         (its dtype and shape must match) and return it; otherwise return a
-        new torch tensor (numpy array without torch), on device if given."""
+        new torch tensor (numpy array without torch), on device if given.
+        With rows=slice(a, b), read only rows [a, b) of its leading dimension
+        (only the chunks that cover them are fetched and decoded)."""
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
+        if rows is not None:
+            return self._read_rows(h, _key(key), rows, out, device, tns)
         if out is not None:
             v, finish = _plain_view(out), None
             if v is None:
@@ -239,6 +276,29 @@ class Store:
         if device is not None and _cuda(device):
             return self._read_staged(h, _key(key), tns, device=device)
         return self._read_new(h, key, device, False, tns)
+
+    def _read_rows(self, h, key, rows, out, device, tns):
+        if out is not None:
+            if getattr(out, "ndim", 0) == 0:
+                raise errors.InvalidArgument("a row read needs out= of at least one dimension")
+            start, _ = _row_start(rows, None, int(out.shape[0]))
+            v, finish = _out_view(out)
+            errors.call(native.read_rows, h, key, start, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape),
+                        v.gpu, tns)
+            if finish is not None:
+                finish()
+            return out
+        st = self.stat(key)
+        if not st["shape"]:
+            raise errors.InvalidArgument(f"key {key!r} holds a 0-d tensor: it has no rows")
+        start, stop = _row_start(rows, st["shape"][0], None)
+        shape = (stop - start,) + tuple(st["shape"][1:])
+        code = CODES[st["dtype"]]
+        view, finish = _new(code, shape, None, False)
+        d = dims(shape)
+        errors.call(native.read_rows, h, key, start, view.ptr, view.nbytes, code, shape_ptr(d), len(d), -1, tns)
+        t = finish()
+        return t.to(device) if device is not None else t
 
     def _read_new(self, h, key, device, as_numpy, tns):
         """One call for a tensor that fits the thread's scratch buffer;

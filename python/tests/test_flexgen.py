@@ -292,3 +292,47 @@ def test_load_safetensors(tmp_path):
         assert torch.equal(s.read_tensor("a"), tensors["a"]) and torch.equal(s.read_tensor("b"), tensors["b"])
     with pytest.raises(gotensor.InvalidArgument):
         load(str(tmp_path / "missing.safetensors"), "mem://", progress=False)
+
+
+def _work():
+    import json
+    from gotensor._native_lib import native
+    return json.loads(native.work_counters())
+
+
+def _append_and_read_cost(rows):
+    """Raw bytes encoded by one KV-cache append at row 100 and decoded by the
+    read of [0:101) that follows, on a cache of rows rows (FlexGen's layout)."""
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="planes")
+    try:
+        shape = (rows, 48, 64)
+        cache = dev.allocate(shape, np.float16)
+        prompt = torch.randn(8, 48, 64).to(torch.float16)
+        dev.submit_copy(cache, (slice(0, 8), slice(0, 48)), pb.TorchTensor(prompt.shape, torch.float16, prompt, cpu),
+                        None)
+        dev.synchronize()
+        new = torch.randn(1, 48, 64).to(torch.float16)
+        before = _work()
+        dev.submit_copy(cache, (slice(100, 101), slice(0, 48)), pb.TorchTensor(new.shape, torch.float16, new, cpu), None)
+        dev.synchronize()
+        mid = _work()
+        out = torch.empty(101, 48, 64, dtype=torch.float16)
+        dev.submit_copy(pb.TorchTensor(out.shape, torch.float16, out, cpu), None, cache,
+                        (slice(0, 101), slice(0, 48)))
+        dev.synchronize()
+        after = _work()
+        assert torch.equal(out[:8], prompt) and torch.equal(out[100:], new) and not out[8:100].any()
+        return mid["encoded"] - before["encoded"], after["decoded"] - mid["decoded"]
+    finally:
+        dev.close()
+
+
+def test_kv_append_costs_the_new_rows_and_a_read_costs_pos_rows():
+    """An append to a 4096-row cache encodes no more than 1.5x what one to a
+    256-row cache does, and a read of [0:101) decodes about 101 rows, not the cache."""
+    enc256, dec256 = _append_and_read_cost(256)
+    enc4096, dec4096 = _append_and_read_cost(4096)
+    assert 0 < enc4096 <= 1.5 * enc256, (enc256, enc4096)
+    row = 48 * 64 * 2
+    assert dec4096 <= 1.5 * dec256 and dec4096 < 101 * row + (1 << 20), (dec256, dec4096)

@@ -65,6 +65,7 @@ type Client struct {
 var _ interface {
 	store.Store
 	store.Streamer
+	store.Splicer
 } = (*Client)(nil)
 
 // New is the store at url over link.

@@ -127,3 +127,17 @@ func (p *partSink) Abort() {
 	defer cancel()
 	p.c.link.Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutAbort}, Key: p.key})
 }
+
+// Splice edits the frame under key on the node (see store.Splicer): only
+// the re-encoded chunks cross the link.
+func (c *Client) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if off < 0 {
+		return false, errs.New(errs.InvalidArgument, "splice at %d", off)
+	}
+	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpSplice, Arg: uint64(off)}, Key: key,
+		Payload: wire.SplicePayload(old, header, n, data)})
+	if err != nil {
+		return false, err
+	}
+	return m.Arg == 1, nil
+}

@@ -78,6 +78,18 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 			return fail(err)
 		}
 		resp.Payload, resp.Arg = b, uint64(size)
+	case wire.OpSplice:
+		old, header, n, data, err := wire.ParseSplice(m.Payload)
+		if err != nil {
+			return fail(err)
+		}
+		done, err := store.SpliceOn(ctx, st, m.Key, old, header, int64(m.Arg), n, data)
+		if err != nil {
+			return fail(err)
+		}
+		if done {
+			resp.Arg = 1
+		}
 	default: // one-sided ops need a transport with remote memory access
 		return fail(errs.New(errs.Unsupported, "%s is not served over this transport", m.Op))
 	}

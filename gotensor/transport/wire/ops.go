@@ -22,10 +22,14 @@ const (
 	OpPutPart
 	OpPutCommit
 	OpPutAbort
+	// Splice edits a stored frame (a row-range write): arg is the offset
+	// of the replaced bytes, the payload SplicePayload's; the answer's arg
+	// is 1 when the frame still had the old header and was edited.
+	OpSplice
 	opMax
 )
 
-var opNames = [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "get-range", "put-part", "put-commit", "put-abort", "?"}
+var opNames = [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "get-range", "put-part", "put-commit", "put-abort", "splice", "?"}
 
 func (op Op) String() string { return opNames[min(int(op), int(opMax))] }
 

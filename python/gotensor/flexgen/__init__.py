@@ -18,6 +18,7 @@ are. Copies never touch CUDA unless a side of them is on a GPU.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import socket
@@ -247,20 +248,29 @@ class GoTensorDevice(TorchDisk):
     def _codec_for(self, dtype):
         return self.codec if dtype in _FLOATS else "auto"
 
-    def _load(self, key) -> torch.Tensor:
+    def _load(self, key, rows: slice | None = None) -> torch.Tensor:
+        """The tensor under key, or only its rows [a, b) (read alone from the store)."""
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (None, None))
         try:
-            t = self.store.read_tensor(key)
+            t = self.store.read_tensor(key, rows=rows)
         except gotensor.KeyNotFound:
             if shape is None:
                 raise gotensor.KeyNotFound(f"key {key!r} was never allocated on this device") from None
-            return torch.zeros(shape, dtype=dtype)  # allocated, never written: a new file is zeros too
+            zeros = torch.zeros(shape, dtype=dtype)  # allocated, never written: a new file is zeros too
+            return zeros if rows is None else zeros[rows]
         self._count("read", t.numel() * t.element_size())
         return t
 
+    def _read(self, key, indices) -> torch.Tensor:
+        """data[indices] of the tensor under key; slices read only the rows they span."""
+        rows, rest = _row_split(indices)
+        if rows is None:
+            return _index(self._load(key), indices)
+        return self._load(key, rows)[rest]
+
     def _load_part(self, key, src_indices, dst, dst_indices):
-        part = _index(self._load(key), src_indices)
+        part = self._read(key, src_indices)
         out = pb.map_to_torch_tensor(dst, dst_indices)
         if tuple(out.shape) != tuple(part.shape):
             raise gotensor.InvalidArgument(f"copy from {key!r}: a {tuple(part.shape)} slice into a "
@@ -276,11 +286,11 @@ class GoTensorDevice(TorchDisk):
             out.copy_(part)
 
     def _copy_within(self, src_key, src_indices, dst_key, dst_indices):
-        self._store_part(dst_key, dst_indices, _index(self._load(src_key), src_indices), None)
+        self._store_part(dst_key, dst_indices, self._read(src_key, src_indices), None)
 
     def _load_into_box(self, key, indices, box):
         try:
-            box.put((_index(self._load(key), indices), None))
+            box.put((self._read(key, indices), None))
         except BaseException as e:
             box.put((None, e))
             raise
@@ -322,23 +332,36 @@ class GoTensorDevice(TorchDisk):
         data = self._host(data, ready)
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
+            written = key in self._sizes
         idx = tuple(dst_indices) if dst_indices is not None else None
         whole = idx is None or (tuple(data.shape) == shape and all(
             s.start in (0, None) and s.stop in (d, None) for s, d in zip(idx, shape)))
-        if whole:
-            if data.numel() != _numel(shape):
-                raise gotensor.InvalidArgument(f"copy into {key!r}: {data.numel()} elements for a tensor of shape "
-                                               f"{tuple(shape)}")
-            full = data.reshape(shape).to(dtype)
-        else:  # a slice (a KV cache append): read, modify, write
-            full = self._load(key).clone()
-            full[idx] = data.to(dtype)
-        self.store.write_tensor(key, full, codec=self._codec_for(dtype))
-        n = full.numel() * full.element_size()
+        rows, rest = _row_split(idx)
+        if whole or not written or rows is None:
+            if whole:
+                if data.numel() != math.prod(shape):
+                    raise gotensor.InvalidArgument(f"copy into {key!r}: {data.numel()} elements for a tensor of "
+                                                   f"shape {tuple(shape)}")
+                full = data.reshape(shape).to(dtype)
+            else:  # the first write of a slice, or gathered indices: the whole tensor
+                full = self._load(key).clone()
+                full[idx] = data.to(dtype)
+            self.store.write_tensor(key, full, codec=self._codec_for(dtype))
+            n = full.numel() * full.element_size()
+        else:  # a slice (a KV cache append): only the rows it spans are read and written
+            start, stop, _ = rows.indices(shape[0])
+            if all(_covers(r, d) for r, d in zip(rest[1:], shape[1:])) and tuple(data.shape) == (stop - start,) + shape[1:]:
+                part = data.to(dtype)
+            else:
+                part = self._load(key, rows).clone()
+                part[rest] = data.to(dtype)
+            self.store.write_tensor(key, part.contiguous(), rows=slice(start, stop))
+            n = part.numel() * part.element_size()
         self._count("write", n)
         with self._meta_lock:
-            self._held += n - self._sizes.get(key, 0)
-            self._sizes[key] = n
+            size = math.prod(shape) * dtype.itemsize
+            self._held += size - self._sizes.get(key, 0)
+            self._sizes[key] = size
             self._peak = max(self._peak, self._held)
 
     def _delete_now(self, key):
@@ -351,11 +374,21 @@ class GoTensorDevice(TorchDisk):
             pass  # allocated but never written
 
 
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+def _row_split(indices):
+    """(slice of rows, the indices of the rows read) for slice indices, whose
+    first picks rows of the leading dimension; (None, None) otherwise."""
+    if indices is None or torch.is_tensor(indices):
+        return None, None
+    idx = tuple(indices)
+    if not idx or not all(isinstance(s, slice) for s in idx) or idx[0].step not in (None, 1):
+        return None, None
+    rows = slice(idx[0].start, idx[0].stop)
+    return rows, (slice(None),) + idx[1:]
+
+
+def _covers(s: slice, d: int) -> bool:
+    """Whether slice s takes all of a dimension of d."""
+    return s.indices(d) == (0, d, 1)
 
 
 def _index(data: torch.Tensor, indices):

@@ -1,0 +1,44 @@
+package binding
+
+import (
+	"fmt"
+
+	"github.com/gotensor/gotensor/gotensor/frame"
+)
+
+// WriteRows stores raw, a tensor of dtype and shape, as rows [start,
+// start+shape[0]) of the tensor under key (see core.Store.WriteRows), in
+// key's order; gpu as for Write.
+func WriteRows(h int64, key string, start int64, raw []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	m, err := NewMeta(dtype, shape)
+	if err != nil {
+		return err
+	}
+	return ctxError(ctx, s.WriteRows(gpuContext(ctx, gpu), key, start, m, raw))
+}
+
+// ReadRows decodes rows [start, start+shape[0]) of the tensor under key
+// into dst; dtype and shape are the rows'.
+func ReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	m, err := NewMeta(dtype, shape)
+	if err != nil {
+		return err
+	}
+	return ctxError(ctx, s.ReadRows(gpuContext(ctx, gpu), key, start, m, dst))
+}
+
+// WorkCounters reports frame.Work as JSON {"encoded", "decoded"}: the raw
+// bytes this process has encoded and decoded.
+func WorkCounters() string {
+	return fmt.Sprintf(`{"encoded": %d, "decoded": %d}`, frame.Work.Encoded.Load(), frame.Work.Decoded.Load())
+}

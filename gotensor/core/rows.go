@@ -1,0 +1,147 @@
+package core
+
+import (
+	"context"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// Row-range I/O: rows [start, start+rows) of a stored tensor's leading
+// dimension are written by re-encoding only the chunks they touch (frames
+// written with Frame.AlignRows have chunks of whole rows) and read by
+// fetching and decoding only the chunks that cover them.
+
+// spliceTries bounds the retries of a row write whose frame another
+// writer replaced between its read and its splice.
+const spliceTries = 4
+
+// WriteRows stores raw, the contiguous bytes of a tensor of meta, as rows
+// [start, start+meta.Shape[0]) of the tensor under key, which must exist
+// with the same dtype and trailing dimensions.
+func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) error {
+	if err := checkRaw(meta, raw); err != nil {
+		return err
+	}
+	for try := 0; try < spliceTries; try++ {
+		done, err := s.writeRowsOnce(ctx, key, start, meta, raw)
+		if done || err != nil {
+			return wrapKey(err, key)
+		}
+	}
+	return errs.New(errs.Unavailable, "key %q: replaced by other writers %d times during a row write", key, spliceTries)
+}
+
+func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (bool, error) {
+	r, release, err := s.openFrame(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	off, err := rowRange(r.Header, start, meta)
+	if err != nil {
+		release()
+		return false, err
+	}
+	p, err := r.Patch(ctx, off, raw, pinOf(ctx))
+	release() // before the splice: a frame no reader holds is edited in place
+	if err != nil {
+		return false, err
+	}
+	return store.SpliceOn(ctx, s.st, key, p.Old, p.Header, p.Off, p.N, p.Data)
+}
+
+// ReadRows decodes rows [start, start+want.Shape[0]) of the tensor under
+// key into dst; want is the rows' dtype and shape.
+func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
+	if err := checkRaw(want, dst); err != nil {
+		return err
+	}
+	err := s.readRowsOnce(ctx, key, start, want, dst)
+	if errs.Is(err, errs.CorruptData) && !store.IsNonblocking(s.st) { // replaced mid-read: once more
+		err = s.readRowsOnce(ctx, key, start, want, dst)
+	}
+	return wrapKey(err, key)
+}
+
+func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
+	r, release, err := s.openFrame(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer release()
+	off, err := rowRange(r.Header, start, want)
+	if err != nil {
+		return err
+	}
+	return r.ReadAt(ctx, off, dst, pinOf(ctx))
+}
+
+func checkRaw(meta tensor.Meta, raw []byte) error {
+	n, err := meta.NumBytes()
+	if err != nil {
+		return err
+	}
+	if n != int64(len(raw)) {
+		return errs.New(errs.InvalidArgument, "%s%v needs %d bytes, buffer has %d", meta.DType, meta.Shape, n, len(raw))
+	}
+	return nil
+}
+
+// rowRange checks that rows of meta fit the stored tensor of h at row
+// start and returns their byte offset.
+func rowRange(h *frame.Header, start int64, rows tensor.Meta) (int64, error) {
+	sh := h.Meta.Shape
+	if len(sh) == 0 {
+		return 0, errs.New(errs.InvalidArgument, "a 0-d tensor has no rows")
+	}
+	if rows.DType != h.Meta.DType || len(rows.Shape) != len(sh) || !equalDims(rows.Shape[1:], sh[1:]) {
+		return 0, errs.New(errs.InvalidArgument, "rows of %s%v do not fit the stored %s%v", rows.DType, rows.Shape, h.Meta.DType, sh)
+	}
+	if start < 0 || start > sh[0] || rows.Shape[0] > sh[0]-start {
+		return 0, errs.New(errs.InvalidArgument, "rows [%d, %d) outside the %d rows of %s%v", start, start+rows.Shape[0], sh[0], h.Meta.DType, sh)
+	}
+	return start * frame.RowBytes(h.Meta), nil
+}
+
+func equalDims(a, b []int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// openFrame opens key's frame for ranged work without taking it whole
+// where the store allows: a leased frame in place, or from a store that
+// serves ranges, the header now and chunks as they are wanted.
+func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(), error) {
+	if l, ok := s.st.(store.Leaser); ok {
+		b, release, err := l.Lease(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := frame.NewReader(b, s.Limits)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		return r, release, nil
+	}
+	if rr, ok := s.st.(store.RangeReader); ok {
+		head, size, err := s.st.Head(ctx, key, 4096)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := frame.OpenReader(ctx, rangeSource{rr: rr, key: key, size: size}, head, size, StreamPiece, s.Limits)
+		return r, func() {}, err
+	}
+	b, err := s.st.Get(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := frame.NewReader(b, s.Limits)
+	return r, func() {}, err
+}

@@ -1,0 +1,180 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// Splicer is a store that edits a stored frame without taking it whole
+// again: a row-range write re-encodes a few chunks and splices them in.
+type Splicer interface {
+	// Splice replaces the frame's first len(header) bytes by header and
+	// its bytes [off, off+n) by data, if the frame still starts with old;
+	// otherwise it changes nothing and reports false.
+	Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error)
+}
+
+// SplicedLen is the length of a frame of size bytes after a splice.
+func SplicedLen(size, n int64, data []byte) int64 { return size - n + int64(len(data)) }
+
+// SpliceInto writes frame after the splice into dst (SplicedLen bytes),
+// which may be frame itself when the length does not change.
+func SpliceInto(dst, frame, header []byte, off, n int64, data []byte) {
+	if len(dst) > 0 && len(frame) > 0 && &dst[0] != &frame[0] {
+		copy(dst, frame[:off])
+		copy(dst[off+int64(len(data)):], frame[off+n:])
+	}
+	copy(dst[off:], data)
+	copy(dst, header)
+}
+
+// spliceable says whether a splice computed from old applies to frame.
+func spliceable(frame, old, header []byte, off, n int64) bool {
+	return bytes.HasPrefix(frame, old) && len(header) == len(old) && off >= int64(len(old)) && n >= 0 && off+n <= int64(len(frame))
+}
+
+// Splice edits the frame in place when no lease holds it (and nothing got
+// it unleased) and its length stays the same; otherwise the edit goes into
+// a new frame and the old one lives on for its readers (copy on write).
+func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, errClosed(s.url)
+	}
+	f, ok := s.m[key]
+	if !ok {
+		return false, notFound(key, s.url)
+	}
+	if !spliceable(f.b, old, header, off, n) {
+		return false, nil
+	}
+	size := SplicedLen(int64(len(f.b)), n, data)
+	if size == int64(len(f.b)) && f.refs.Load() == 1 && !f.escaped.Load() {
+		SpliceInto(f.b, f.b, header, off, n, data)
+		return true, nil
+	}
+	if s.capacity > 0 && s.bytes-int64(len(f.b))+size > s.capacity {
+		return false, full(size, s.bytes, s.capacity, s.url)
+	}
+	b := s.pool.Get(int(size))
+	SpliceInto(b, f.b, header, off, n, data)
+	s.m[key] = newMemFrame(b, s.pool)
+	s.bytes += size - int64(len(f.b))
+	f.unref()
+	return true, nil
+}
+
+// Splice forwards to the key's node when it splices.
+func (s *Sharded) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	st, err := s.of(key)
+	if err != nil {
+		return false, err
+	}
+	return SpliceOn(ctx, st, key, old, header, off, n, data)
+}
+
+// SpliceOn splices through st's own Splice, else by Get and Put.
+func SpliceOn(ctx context.Context, st Store, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if sp, ok := st.(Splicer); ok {
+		return sp.Splice(ctx, key, old, header, off, n, data)
+	}
+	return SpliceByPut(ctx, st, key, old, header, off, n, data)
+}
+
+// SpliceByPut splices through Get and Put, for stores with no Splice of
+// their own (a file store rewrites the file atomically this way).
+func SpliceByPut(ctx context.Context, st Store, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	b, err := st.Get(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if !spliceable(b, old, header, off, n) {
+		return false, nil
+	}
+	out := make([]byte, SplicedLen(int64(len(b)), n, data))
+	SpliceInto(out, b, header, off, n, data)
+	return true, st.Put(ctx, key, out)
+}
+
+// Splice forwards to the node once it is open.
+func (l *lateNode) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	st, err := l.get()
+	if err != nil {
+		return false, err
+	}
+	return SpliceOn(ctx, st, key, old, header, off, n, data)
+}
+
+// Splice edits key's file in place when its length stays (codec none, or
+// chunks that code to the same sizes), crash-safe through a journal (see
+// editInPlace); otherwise it rewrites the file atomically, as Put does (a
+// new file renamed over the old one), with the bytes the splice keeps
+// copied from the old file by the kernel (copy_file_range: no pass through
+// user memory, and a shared extent on file systems that reflink).
+func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return false, err
+	}
+	kl := s.keyLock(key)
+	kl.Lock()
+	defer kl.Unlock()
+	src, size, err := s.open(key)
+	if err != nil {
+		return false, err
+	}
+	defer src.Close()
+	head := make([]byte, min(int64(len(old)), size))
+	if _, err := src.ReadAt(head, 0); err != nil {
+		return false, s.openErr(key, err)
+	}
+	if !bytes.Equal(head, old) || len(header) != len(old) || off < int64(len(old)) || n < 0 || off+n > size {
+		return false, nil
+	}
+	if int64(len(data)) == n { // the same length: edited in place, through a journal
+		el := s.editLock(key)
+		el.Lock()
+		defer el.Unlock()
+		if err := s.editInPlace(filepath.Join(s.dir, pathFor(key)), header, off, data); err != nil {
+			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
+		}
+		return true, nil
+	}
+	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {
+		if _, err := tmp.Write(header); err != nil {
+			return err
+		}
+		if err := copyRange(tmp, src, int64(len(header)), off); err != nil {
+			return err
+		}
+		if _, err := tmp.Write(data); err != nil {
+			return err
+		}
+		return copyRange(tmp, src, off+n, size)
+	})
+}
+
+// copyRange appends src's bytes [from, to) to dst.
+func copyRange(dst, src *os.File, from, to int64) error {
+	for from < to {
+		k, err := unix.CopyFileRange(int(src.Fd()), &from, int(dst.Fd()), nil, int(min(to-from, 1<<30)), 0)
+		if err != nil { // not between these files (another file system, an old kernel): through memory
+			_, err = io.Copy(dst, io.NewSectionReader(src, from, to-from))
+			return err
+		}
+		if k == 0 {
+			return io.ErrUnexpectedEOF
+		}
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+)
+
+// A splice edits a frame no one reads in place, leaves a leased frame as
+// its reader saw it (copy on write), and applies only while the frame
+// still starts with the header it was computed from.
+func TestSplice(t *testing.T) {
+	ctx := context.Background()
+	dir, err := OpenDir(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	for _, st := range []Store{NewMem("mem://", 0), dir} {
+		frame := []byte("HDR0aaaabbbbcccc")
+		if err := st.Put(ctx, "k", append([]byte(nil), frame...)); err != nil {
+			t.Fatal(err)
+		}
+		var release func()
+		var leased []byte
+		if l, ok := st.(Leaser); ok {
+			leased, release, _ = l.Lease(ctx, "k")
+		}
+		sp := st.(Splicer)
+		if ok, err := sp.Splice(ctx, "k", []byte("HDRx"), []byte("HDR1"), 8, 4, []byte("BBBB")); ok || err != nil {
+			t.Fatalf("%s: splice from a stale header: %v %v", st.URL(), ok, err)
+		}
+		if ok, err := sp.Splice(ctx, "k", []byte("HDR0"), []byte("HDR1"), 8, 4, []byte("BBBBBB")); !ok || err != nil {
+			t.Fatalf("%s: splice: %v %v", st.URL(), ok, err)
+		}
+		if got, _ := st.Get(ctx, "k"); string(got) != "HDR1aaaaBBBBBBcccc" {
+			t.Fatalf("%s: after the splice %q", st.URL(), got)
+		}
+		if leased != nil {
+			if !bytes.Equal(leased, frame) {
+				t.Fatalf("leased frame changed under its reader: %q", leased)
+			}
+			release()
+		}
+		if u := st.Usage(); u.Bytes != 18 {
+			t.Fatalf("%s: usage %d bytes", st.URL(), u.Bytes)
+		}
+	}
+	// unleased and the same length: the frame's own memory is edited
+	m := NewMem("mem://", 0)
+	m.Put(ctx, "k", []byte("HDR0aaaabbbb"))
+	b, release, _ := m.Lease(ctx, "k")
+	release()
+	if ok, _ := m.Splice(ctx, "k", []byte("HDR0"), []byte("HDR1"), 4, 4, []byte("AAAA")); !ok || string(b) != "HDR1AAAAbbbb" {
+		t.Fatalf("in place: %v %q", ok, b)
+	}
+}
+
+// A same-length splice edits the file in place; a journal a crash left is
+// applied when the directory is opened again, and a torn one is dropped.
+func TestDirEditInPlaceAndJournal(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	d, err := OpenDir(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Put(ctx, "k", []byte("HDR0aaaabbbb"))
+	d.Put(ctx, "j", []byte("HDR0aaaabbbb"))
+	if ok, err := d.Splice(ctx, "k", []byte("HDR0"), []byte("HDR1"), 4, 4, []byte("AAAA")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, _ := d.Get(ctx, "k"); string(got) != "HDR1AAAAbbbb" {
+		t.Fatalf("in place: %q", got)
+	}
+	path := root + "/" + pathFor("j")
+	full := journal([]byte("HDR2"), 8, []byte("BBBB"))
+	os.WriteFile(path+journalExt, full, 0o644)                                // a crash after the journal
+	os.WriteFile(root+"/"+pathFor("k")+journalExt, full[:len(full)-1], 0o644) // a crash while writing it
+	d.Close()
+	d, err = OpenDir(root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if got, _ := d.Get(ctx, "j"); string(got) != "HDR2aaaaBBBB" {
+		t.Fatalf("journal not applied: %q", got)
+	}
+	if got, _ := d.Get(ctx, "k"); string(got) != "HDR1AAAAbbbb" {
+		t.Fatalf("torn journal applied: %q", got)
+	}
+	if ks, _ := d.List(ctx, ""); len(ks) != 2 {
+		t.Fatalf("keys %v", ks)
+	}
+	for _, k := range []string{"j", "k"} {
+		if _, err := os.Stat(root + "/" + pathFor(k) + journalExt); !os.IsNotExist(err) {
+			t.Fatalf("journal of %s left: %v", k, err)
+		}
+	}
+}

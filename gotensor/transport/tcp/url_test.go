@@ -1,8 +1,11 @@
 package tcp_test
 
 import (
+	"net"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -41,5 +44,30 @@ func TestKeyNotFoundNamesClientURL(t *testing.T) {
 	}
 	if errs.KeyOf(err) != "no such key" {
 		t.Fatalf("key %q", errs.KeyOf(err))
+	}
+}
+
+// A listener that never answers the hello (a ucx node) is named within a
+// second; the client used to wait 10 s for an i/o timeout.
+func TestSilentPeerNamedQuickly(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	start := time.Now()
+	u, _ := url.Parse("tcp://" + ln.Addr().String() + "?timeout=30s")
+	_, err = tcp.Open(u)
+	if took := time.Since(start); !errs.Is(err, errs.Unavailable) || !strings.Contains(err.Error(), "ucx://") || took > 1500*time.Millisecond {
+		t.Fatalf("%v after %v", err, took)
 	}
 }

@@ -94,6 +94,9 @@ func Open(u *url.URL) (*remote.Client, error) {
 	}
 	if _, err := l.connect(context.Background()); err != nil { // fail fast on a bad address or token
 		l.Close()
+		if errs.Is(err, errs.Unavailable) && wire.SpeaksTCP(u.Host) {
+			return nil, errs.New(errs.Unavailable, "the node at %s speaks tcp, not ucx: open tcp://%s", u.Host, u.Host)
+		}
 		return nil, err
 	}
 	return remote.New("ucx://"+u.Host, l), nil

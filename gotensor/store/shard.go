@@ -297,7 +297,7 @@ func (l *lateNode) Usage() Usage {
 
 // URL is the node's URL as listed (stable, so routing does not change
 // when the node comes up).
-func (l *lateNode) URL() string { return l.url }
+func (l *lateNode) URL() string { return Redact(l.url) }
 
 func (l *lateNode) Close() error {
 	l.mu.Lock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/ucx"
 )
 
 func scrape(t *testing.T, n *Node) string {
@@ -39,9 +40,20 @@ func metric(text, series string) string {
 // The metrics endpoint counts requests by op and status, bytes each way,
 // refused handshakes and the store's usage, and changes as the node serves.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Run("tcp", func(t *testing.T) { checkMetrics(t, "tcp") })
+	t.Run("ucx", func(t *testing.T) {
+		if !ucx.Built || os.Getenv("GOTENSOR_UCX") != "1" {
+			t.Skip("needs a ucx build and GOTENSOR_UCX=1")
+		}
+		checkMetrics(t, "ucx")
+	})
+}
+
+func checkMetrics(t *testing.T, transport string) {
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	os.WriteFile(tokenFile, []byte("s3cret"), 0o600)
-	n, err := Start(ServeOptions{Listen: "127.0.0.1:0", Capacity: 1 << 20, TokenFile: tokenFile, Metrics: "127.0.0.1:0"})
+	n, err := Start(ServeOptions{Listen: "127.0.0.1:0", Transport: transport, UCXTLS: "tcp", Capacity: 1 << 20,
+		TokenFile: tokenFile, Metrics: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

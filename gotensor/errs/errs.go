@@ -57,7 +57,8 @@ func Kinds() []Kind {
 type Error struct {
 	Kind Kind
 	Msg  string
-	Err  error // optional cause
+	Err  error  // optional cause
+	Key  string // the key the error is about ("": none); Python sets the exception's .key from the message
 }
 
 func (e *Error) Error() string {
@@ -77,6 +78,21 @@ func New(k Kind, format string, args ...any) error {
 // Wrap classifies cause as kind k, with a message giving context.
 func Wrap(k Kind, cause error, format string, args ...any) error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// ForKey returns an error of kind k about key; the message names the key
+// as `key "..."` (Go quoting), where Python finds it for the exception's .key.
+func ForKey(k Kind, key, format string, args ...any) error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...), Key: key}
+}
+
+// KeyOf reports the key err is about, "" if none.
+func KeyOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Key
+	}
+	return ""
 }
 
 // KindOf reports the kind of err; unclassified errors are Internal.

@@ -21,10 +21,13 @@ import (
 func init() {
 	RegisterScheme("file", func(u *url.URL) (Store, error) {
 		if u.Host != "" && u.Host != "localhost" {
-			return nil, errs.New(errs.InvalidArgument, "file store URL %q names host %q; use file:///absolute/path", u.String(), u.Host)
+			return nil, errs.New(errs.InvalidArgument, "file store URL %q names host %q; use file:///absolute/path", RedactURL(u), u.Host)
 		}
 		if u.Path == "" {
-			return nil, errs.New(errs.InvalidArgument, "file store URL %q has no path", u.String())
+			return nil, errs.New(errs.InvalidArgument, "file store URL %q has no path", RedactURL(u))
+		}
+		if err := CheckOptions(u, "capacity", "fsync"); err != nil {
+			return nil, err
 		}
 		c, err := capacityParam(u)
 		if err != nil {
@@ -40,10 +43,35 @@ func init() {
 			s.NoSync = true
 		default:
 			s.Close()
-			return nil, errs.New(errs.InvalidArgument, "bad fsync=%q in %q (want true or false)", v, u.String())
+			return nil, errs.New(errs.InvalidArgument, "bad fsync=%q in %q (want true or false)", v, RedactURL(u))
 		}
 		return s, nil
 	})
+}
+
+// openDirs are the directories this process has open.
+var openDirs = pathSet{m: map[string]bool{}}
+
+type pathSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// claim adds path; false if it is there already.
+func (p *pathSet) claim(path string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m[path] {
+		return false
+	}
+	p.m[path] = true
+	return true
+}
+
+func (p *pathSet) release(path string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, path)
 }
 
 const (
@@ -64,6 +92,7 @@ type Dir struct {
 	NoSync bool
 
 	dir      string
+	abs      string // dir's absolute path, its entry in openDirs
 	capacity int64
 	lock     *os.File
 
@@ -79,11 +108,28 @@ type Dir struct {
 
 // OpenDir opens (creating if needed) a directory store and indexes the
 // frames already in it.
-func OpenDir(dir string, capacity int64) (*Dir, error) {
+// A directory is open once per process: a second OpenDir of it fails
+// (Unavailable) until the first is closed, as one in another process does.
+func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 	dir = filepath.Clean(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+			return nil, errs.New(errs.InvalidArgument, "store directory %s: a file is in the way (want a directory)", dir)
+		}
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot create store directory %s", dir)
 	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, errs.Wrap(errs.InvalidArgument, err, "store directory %s", dir)
+	}
+	if !openDirs.claim(abs) {
+		return nil, errs.New(errs.Unavailable, "store directory %s is already open in this process (close that store first, or use it)", dir)
+	}
+	defer func() {
+		if err != nil {
+			openDirs.release(abs)
+		}
+	}()
 	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot open lock file in %s", dir)
@@ -92,7 +138,7 @@ func OpenDir(dir string, capacity int64) (*Dir, error) {
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
-	s := &Dir{dir: dir, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
+	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
 	var journals []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -430,5 +476,7 @@ func (s *Dir) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.lock.Close() // releases the flock
+	err := s.lock.Close() // releases the flock
+	openDirs.release(s.abs)
+	return err
 }

@@ -14,15 +14,17 @@ import (
 
 func init() {
 	RegisterScheme("mem", func(u *url.URL) (Store, error) {
+		if err := CheckOptions(u, "capacity"); err != nil {
+			return nil, err
+		}
 		c, err := capacityParam(u)
 		if err != nil {
 			return nil, err
 		}
-		name := "mem://" + u.Host + u.Path
-		if u.RawQuery != "" {
-			name += "?" + u.RawQuery
+		if u.Host+u.Path == "" { // mem://: a store of its own
+			return NewMem("mem://", c), nil
 		}
-		return NewMem(name, c), nil
+		return openNamed("mem://"+u.Host+u.Path, c, u.Query().Has("capacity"))
 	})
 }
 

@@ -193,7 +193,7 @@ func openSharded(rawURL string, urls, names []string) (Store, error) {
 	}
 	for _, u := range urls {
 		if strings.Contains(u, ",") || seen[u] || strings.Contains(u, "://?") || strings.HasSuffix(u, "://") {
-			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q", redact(rawURL)))
+			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q", Redact(rawURL)))
 		}
 		seen[u] = true
 		n, err := Open(u)
@@ -216,21 +216,6 @@ func openSharded(rawURL string, urls, names []string) (Store, error) {
 	}
 	scheme, _, _ := strings.Cut(rawURL, "://")
 	return NewSharded(scheme+"://"+strings.Join(names, ","), names, nodes), nil
-}
-
-// redact hides a token=... parameter in error messages.
-func redact(rawURL string) string {
-	base, q, ok := strings.Cut(rawURL, "?")
-	if !ok {
-		return rawURL
-	}
-	parts := strings.Split(q, "&")
-	for i, p := range parts {
-		if strings.HasPrefix(p, "token=") {
-			parts[i] = "token=xxxxx"
-		}
-	}
-	return base + "?" + strings.Join(parts, "&")
 }
 
 // lateNode is a shard that could not be reached when the store opened: each
@@ -312,7 +297,7 @@ func (l *lateNode) Usage() Usage {
 
 // URL is the node's URL as listed (stable, so routing does not change
 // when the node comes up).
-func (l *lateNode) URL() string { return l.url }
+func (l *lateNode) URL() string { return Redact(l.url) }
 
 func (l *lateNode) Close() error {
 	l.mu.Lock()

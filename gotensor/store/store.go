@@ -105,13 +105,13 @@ func Open(rawURL string) (Store, error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Scheme == "" {
-		return nil, errs.New(errs.InvalidArgument, "bad store URL %q (want mem://, file:///path, ...)", rawURL)
+		return nil, errs.New(errs.InvalidArgument, "bad store URL %q (want mem://, file:///path, ...)", Redact(rawURL))
 	}
 	openersMu.RLock()
 	o := openers[u.Scheme]
 	openersMu.RUnlock()
 	if o == nil {
-		return nil, errs.New(errs.InvalidArgument, "unknown store scheme %q in %q (known: %v)", u.Scheme, rawURL, Schemes())
+		return nil, errs.New(errs.InvalidArgument, "unknown store scheme %q in %q (known: %v)", u.Scheme, Redact(rawURL), Schemes())
 	}
 	return o(u)
 }
@@ -127,8 +127,11 @@ func capacityParam(u *url.URL) (int64, error) {
 	return ParseSize(c)
 }
 
-func notFound(key, where string) error {
-	return errs.New(errs.KeyNotFound, "key %q not found in %s", key, where)
+func notFound(key, where string) error { return NotFound(key, where) }
+
+// NotFound is the KeyNotFound error for key in the store named where.
+func NotFound(key, where string) error {
+	return errs.ForKey(errs.KeyNotFound, key, "key %q not found in %s", key, where)
 }
 
 func full(need, used, capacity int64, where string) error {

@@ -6,11 +6,15 @@ The Go core classifies every error; its kind arrives as the message prefix
 
 from __future__ import annotations
 
+import re
+
 
 class GotensorError(Exception):
-    """Base class of every error gotensor raises."""
+    """Base class of every error gotensor raises. ``key`` is the key the
+    error is about (``None`` when it is about none)."""
 
     kind = "Internal"
+    key: str | None = None
 
 
 class InternalError(GotensorError):
@@ -89,7 +93,27 @@ def from_kind(kind: str, message: str) -> GotensorError:
     prefix = kind + ": "
     if message.startswith(prefix):
         message = message[len(prefix):]
-    return _BY_KIND.get(kind, InternalError)(message)
+    exc = _BY_KIND.get(kind, InternalError)(message)
+    exc.key = key_in(message)
+    return exc
+
+
+# how Go messages name a key: key "..." in Go's %q quoting
+_KEY = re.compile(r'\bkey "((?:[^"\\]|\\.)*)"')
+
+
+def key_in(message: str) -> str | None:
+    """The key a Go error message names (``key "..."``), unquoted; None if none."""
+    m = _KEY.search(message)
+    if m is None:
+        return None
+    quoted = m.group(1)
+    if "\\" not in quoted:
+        return quoted
+    try:  # Go's escapes (\n, \x1e, \u2028, \") are Python's; other characters pass as they are
+        return quoted.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return quoted
 
 
 def from_message(message: str) -> GotensorError:

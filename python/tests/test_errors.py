@@ -123,15 +123,16 @@ def test_closed_store():
 
 def test_directory_in_use_is_unavailable(tmp_path):
     with gotensor.open(f"file://{tmp_path}/d"):
-        with pytest.raises(gotensor.Unavailable, match="in use"):
+        with pytest.raises(gotensor.Unavailable, match="already open in this process"):
             gotensor.open(f"file://{tmp_path}/d")
 
 
-def test_unwritable_directory_is_unavailable(tmp_path):
+def test_file_where_directory_belongs_is_invalid(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with pytest.raises(gotensor.Unavailable):
-        gotensor.open(f"file://{blocker}/sub")
+    for url in (f"file://{blocker}", f"file://{blocker}/sub"):
+        with pytest.raises(gotensor.InvalidArgument, match="a file is in the way"):
+            gotensor.open(url)
 
 
 def test_go_panic_becomes_internal_error():

@@ -28,16 +28,19 @@ type ServeOptions struct {
 	TLSCert   string // PEM certificate (chain): a tcp node then speaks TLS 1.3
 	TLSKey    string // its PEM private key
 	CapHeap   bool   // a process of its own: keep the Go heap just above Capacity (see capHeap)
+	Metrics   string // host:port to serve Prometheus metrics at /metrics on ("": none); loopback unless a token is set
 	Logf      func(format string, args ...any)
 }
 
 // Node is a running memory node.
 type Node struct {
-	url    string
-	addr   string
-	stop   func()
-	store  store.Store
-	budget *serve.Budget
+	url         string
+	addr        string
+	metricsAddr string
+	stop        func()
+	stopMetrics func()
+	store       store.Store
+	budget      *serve.Budget
 }
 
 // URL is what clients open, e.g. tcp://127.0.0.1:7707.
@@ -45,6 +48,9 @@ func (n *Node) URL() string { return n.url }
 
 // Addr is the host:port the node listens on.
 func (n *Node) Addr() string { return n.addr }
+
+// MetricsAddr is the host:port serving /metrics ("" without ServeOptions.Metrics).
+func (n *Node) MetricsAddr() string { return n.metricsAddr }
 
 // Store is what the node serves.
 func (n *Node) Store() store.Store { return n.store }
@@ -55,6 +61,7 @@ func (n *Node) Budget() *serve.Budget { return n.budget }
 // Shutdown stops serving and closes the store.
 func (n *Node) Shutdown() error {
 	n.stop()
+	n.stopMetrics()
 	return n.store.Close()
 }
 
@@ -128,6 +135,11 @@ func Start(o ServeOptions) (*Node, error) {
 	if err := CheckListenAddr(o.Listen, token); err != nil {
 		return nil, err
 	}
+	if o.Metrics != "" {
+		if err := CheckListenAddr(o.Metrics, token); err != nil {
+			return nil, err
+		}
+	}
 	if o.Transport == "" {
 		o.Transport = "tcp"
 	}
@@ -151,11 +163,20 @@ func Start(o ServeOptions) (*Node, error) {
 	} else {
 		st = store.NewMem("mem://serve", o.Capacity)
 	}
-	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st)}
+	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st), stopMetrics: func() {}}
 	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, Logf: o.Logf}
+	if o.Metrics != "" {
+		obs, err := n.serveMetrics(o.Metrics, o.Logf)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		cfg.Observer = obs
+	}
 	if o.Transport == "ucx" {
 		s, err := ucx.Listen(o.Listen, cfg, ucx.ConfigFor(o.UCXTLS, o.Listen))
 		if err != nil {
+			n.stopMetrics()
 			st.Close()
 			return nil, err
 		}
@@ -164,6 +185,7 @@ func Start(o ServeOptions) (*Node, error) {
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
+		n.stopMetrics()
 		st.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
 	}

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,8 +37,15 @@ type Options struct {
 	Timeout time.Duration // per request, unless the caller's context ends sooner
 }
 
-// ParseOptions reads token= (else GOTENSOR_TOKEN) and timeout= (default 60s).
-func ParseOptions(u *url.URL) (Options, error) {
+// ParseOptions checks u's host:port and options (those every URL takes,
+// and known), and reads token= (else GOTENSOR_TOKEN) and timeout= (default 60s).
+func ParseOptions(u *url.URL, known ...string) (Options, error) {
+	if _, _, err := HostPort(u); err != nil {
+		return Options{}, err
+	}
+	if err := store.CheckOptions(u, known...); err != nil {
+		return Options{}, err
+	}
 	q := u.Query()
 	token := q.Get("token")
 	if token == "" {
@@ -51,6 +60,19 @@ func ParseOptions(u *url.URL) (Options, error) {
 		o.Timeout = d
 	}
 	return o, nil
+}
+
+// HostPort splits a node URL's host:port; a missing or bad port is InvalidArgument.
+func HostPort(u *url.URL) (host string, port int, err error) {
+	host, p, err := net.SplitHostPort(u.Host)
+	if err != nil || host == "" {
+		return "", 0, errs.New(errs.InvalidArgument, "store URL %q has no host:port", store.RedactURL(u))
+	}
+	port, err = strconv.Atoi(p)
+	if err != nil || port <= 0 || port > 65535 {
+		return "", 0, errs.New(errs.InvalidArgument, "bad port %q in store URL %q (want 1 to 65535)", p, store.RedactURL(u))
+	}
+	return host, port, nil
 }
 
 // Client is a store.Store on a remote memory node, over any link (TCP or
@@ -79,10 +101,30 @@ func (c *Client) Link() Link { return c.link }
 func (c *Client) URL() string { return c.url }
 
 func (c *Client) do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
-	if err := store.ValidateKey(m.Key); err != nil && m.Op != wire.OpList && m.Op != wire.OpPing && m.Op != wire.OpUsage {
+	keyed := m.Op != wire.OpList && m.Op != wire.OpPing && m.Op != wire.OpUsage
+	if err := store.ValidateKey(m.Key); err != nil && keyed {
 		return nil, err
 	}
-	return c.link.Do(ctx, m)
+	resp, err := c.link.Do(ctx, m)
+	if err != nil && keyed {
+		return nil, c.aboutKey(err, m.Key)
+	}
+	return resp, err
+}
+
+// aboutKey is err of a request for key: KeyNotFound names this client's
+// URL (not the node's own store), and the error carries the key.
+func (c *Client) aboutKey(err error, key string) error {
+	var e *errs.Error
+	switch {
+	case errs.Is(err, errs.KeyNotFound):
+		return store.NotFound(key, c.url)
+	case errors.As(err, &e) && e.Key == "":
+		keyed := *e
+		keyed.Key = key
+		return &keyed
+	}
+	return err
 }
 
 func (c *Client) Put(ctx context.Context, key string, frame []byte) error {

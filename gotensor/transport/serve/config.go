@@ -13,6 +13,7 @@ type Config struct {
 	MaxMessage  uint64      // largest payload accepted (default wire.DefaultMaxMessage)
 	MaxInflight int         // requests served at once per connection (default 64)
 	Logf        func(format string, args ...any)
+	Observer    Observer // sees every request and refused handshake (default: none)
 }
 
 // WithDefaults fills in what cfg leaves zero.
@@ -25,6 +26,9 @@ func (cfg Config) WithDefaults() Config {
 	}
 	if cfg.Budget == nil {
 		cfg.Budget = NewBudget(cfg.Store.Usage().Capacity, cfg.Store)
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
 	}
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}

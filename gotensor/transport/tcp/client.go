@@ -57,10 +57,7 @@ func tlsConfig(u *url.URL) (*tls.Config, error) {
 
 // Open opens tcp://host:port[?token=...&timeout=30s&tls=1&ca=FILE].
 func Open(u *url.URL) (*remote.Client, error) {
-	if u.Host == "" {
-		return nil, errs.New(errs.InvalidArgument, "tcp store URL %q has no host:port", u.Redacted())
-	}
-	o, err := remote.ParseOptions(u)
+	o, err := remote.ParseOptions(u, "tls", "ca", "servername")
 	if err != nil {
 		return nil, err
 	}

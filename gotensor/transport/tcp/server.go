@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -111,6 +112,9 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	if err := wire.ServerHandshake(c, s.cfg.Token); err != nil {
 		s.cfg.Logf("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
+		if errs.Is(err, errs.Unauthorized) || errs.Is(err, errs.CorruptData) {
+			s.cfg.Observer.Refused()
+		}
 		return
 	}
 	r := wire.NewReader(bufio.NewReaderSize(c, 256<<10))
@@ -134,7 +138,9 @@ func (s *Server) serveConn(c net.Conn) {
 			return // a malformed message closes this connection only
 		}
 		if m.Op.IsUpload() { // parts are kept per connection, in order of arrival
+			start, op, in := time.Now(), m.Op, len(m.Payload)
 			if resp := ups.Handle(m); resp != nil {
+				s.cfg.Observe(op, in, resp, start)
 				if send(resp) != nil {
 					return
 				}
@@ -145,7 +151,7 @@ func (s *Server) serveConn(c net.Conn) {
 		if inline {
 			// a map access: answer from this goroutine; only large answers
 			// are written from another, so reading goes on meanwhile
-			resp = serve.Handle(ctx, s.cfg.Store, m)
+			resp = s.cfg.Serve(ctx, m)
 			m.Done()
 			if len(resp.Payload) < inlineMax {
 				if send(resp) != nil {
@@ -165,7 +171,7 @@ func (s *Server) serveConn(c net.Conn) {
 				}
 			}()
 			if resp == nil {
-				resp = serve.Handle(ctx, s.cfg.Store, m)
+				resp = s.cfg.Serve(ctx, m)
 				m.Done()
 			}
 			if send(resp) != nil {

@@ -10,11 +10,9 @@ import "C"
 
 import (
 	"context"
-	"net"
 	"net/url"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,19 +63,12 @@ type ucxConn struct {
 // of at least that size one-sided (put/get on registered memory) instead
 // of by rendezvous active messages; GOTENSOR_UCX_RMA sets its default.
 func Open(u *url.URL) (*remote.Client, error) {
-	host, portStr, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		return nil, errs.New(errs.InvalidArgument, "ucx store URL %q has no host:port", u.Redacted())
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil || port <= 0 || port > 65535 {
-		return nil, errs.New(errs.InvalidArgument, "bad port in %q", u.Redacted())
-	}
-	ip, err := resolveIP(host)
+	o, err := remote.ParseOptions(u, "transports", "rma")
 	if err != nil {
 		return nil, err
 	}
-	o, err := remote.ParseOptions(u)
+	host, port, _ := remote.HostPort(u) // checked by ParseOptions
+	ip, err := resolveIP(host)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +94,9 @@ func Open(u *url.URL) (*remote.Client, error) {
 	}
 	if _, err := l.connect(context.Background()); err != nil { // fail fast on a bad address or token
 		l.Close()
+		if errs.Is(err, errs.Unavailable) && wire.SpeaksTCP(u.Host) {
+			return nil, errs.New(errs.Unavailable, "the node at %s speaks tcp, not ucx: open tcp://%s", u.Host, u.Host)
+		}
 		return nil, err
 	}
 	return remote.New("ucx://"+u.Host, l), nil

@@ -238,13 +238,15 @@ func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release fun
 // else from a goroutine of its own.
 func (s *Server) serveMessage(p *ucxPeer, m *wire.Message) {
 	if m.Op.IsUpload() { // parts are kept per endpoint; a commit goes on as a put
+		start, op, in := time.Now(), m.Op, len(m.Payload)
 		if resp := p.ups.Handle(m); resp != nil {
+			s.cfg.Observe(op, in, resp, start)
 			s.send(p, resp)
 			return
 		}
 	}
 	if s.inline && m.Op != wire.OpPutRMA && m.Op != wire.OpGetRMA { // a map access: no goroutine hand-off
-		resp := serve.Handle(context.Background(), s.cfg.Store, m)
+		resp := s.cfg.Serve(context.Background(), m)
 		m.Done()
 		s.send(p, resp)
 		return
@@ -287,6 +289,7 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 	switch p.state {
 	case awaitHello:
 		if err := wire.CheckHello(b); err != nil {
+			s.cfg.Observer.Refused()
 			s.onBadAM(p.ep, err)
 			return
 		}
@@ -302,6 +305,7 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 			return
 		}
 		s.cfg.Logf("gotensor serve: ucx peer: bad token")
+		s.cfg.Observer.Refused()
 		p.state = rejected
 		// the client closes on the refusal; one that does not is dropped
 		s.w.send(p.ep, C.GT_AM_HANDSHAKE, verdict, nil, func(C.int) {
@@ -327,11 +331,25 @@ func (s *Server) serve(p *ucxPeer, m *wire.Message) (resp *wire.Message) {
 	defer serve.Recover(m, &resp)
 	switch m.Op {
 	case wire.OpPutRMA:
-		return s.putRMA(p, m)
+		start := time.Now()
+		resp = s.putRMA(p, m)
+		var in uint64
+		if d, err := wire.ParseRMADesc(m.Payload, s.cfg.MaxMessage); err == nil && resp.Status == 0 {
+			in = d.Length
+		}
+		s.cfg.Observer.Served(m.Op, resp.Status, int(in), 0, time.Since(start))
+		return resp
 	case wire.OpGetRMA:
-		return s.getRMA(p, m)
+		start := time.Now()
+		resp = s.getRMA(p, m)
+		out := 0
+		if resp.Status == 0 {
+			out = int(resp.Arg)
+		}
+		s.cfg.Observer.Served(m.Op, resp.Status, 0, out, time.Since(start))
+		return resp
 	}
-	return serve.Handle(context.Background(), s.cfg.Store, m)
+	return s.cfg.Serve(context.Background(), m)
 }
 
 // rma runs one one-sided transfer between buf and the client's memory

@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -27,6 +29,10 @@ const (
 	MacSize         = sha256.Size
 	// HandshakeTimeout bounds each side's handshake.
 	HandshakeTimeout = 10 * time.Second
+	// HelloWait bounds the wait for a server's hello: a node answers a
+	// client's hello at once, so silence means another protocol (a ucx
+	// node, whose listener waits for the client to speak UCX).
+	HelloWait = time.Second
 )
 
 // Bye, sent as a handshake message over UCX, tells the server a client is
@@ -114,10 +120,16 @@ func ClientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
 	if _, err := c.Write(Hello()); err != nil {
 		return lost(err)
 	}
+	c.SetReadDeadline(time.Now().Add(min(timeout, HelloWait)))
 	in := make([]byte, ServerHelloSize)
-	if _, err := io.ReadFull(c, in); err != nil {
+	if n, err := io.ReadFull(c, in); err != nil {
+		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+			return errs.New(errs.Unavailable, "%s does not answer as a gotensor tcp node within %v (a ucx node? open ucx://%s)",
+				addr, min(timeout, HelloWait), addr)
+		}
 		return lost(err)
 	}
+	c.SetDeadline(time.Now().Add(min(timeout, HandshakeTimeout)))
 	proof, err := Proof(in, token, addr)
 	if err != nil {
 		return err
@@ -130,6 +142,23 @@ func ClientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
 		return lost(err)
 	}
 	return CheckVerdict(verdict[:], addr)
+}
+
+// SpeaksTCP reports whether a gotensor tcp node (without TLS) answers at
+// addr: a ucx client that cannot reach a ucx node there asks, to say so.
+func SpeaksTCP(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, HelloWait)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(HelloWait))
+	if _, err := c.Write(Hello()); err != nil {
+		return false
+	}
+	in := make([]byte, ServerHelloSize)
+	_, err = io.ReadFull(c, in)
+	return err == nil && [4]byte(in[:4]) == Magic
 }
 
 // ServerHandshake runs the server's side on a stream connection: fixed-size

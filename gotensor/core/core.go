@@ -216,8 +216,8 @@ type Fetched struct {
 	remote  bool // read piece by piece from a store across a link
 	release func()
 	once    sync.Once
-	done    atomic.Bool // released
-	start   time.Time   // when the fetch began
+	done    atomic.Bool  // released
+	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
 }
 

@@ -59,7 +59,7 @@ func pick(t *testing.T, d tensor.DType, raw []byte, h *Hint) string {
 func TestAutoCostModel(t *testing.T) {
 	bf16 := weightsBF16(8 << 20)
 	ints := smallInts(4 << 20)
-	fast := &Hint{LinkBytesPerSecond: 12.5e9, LinkLatency: 5e-6, Streamed: true, Speed: fakeSpeeds} // 100 Gbit/s
+	fast := &Hint{LinkBytesPerSecond: 12.5e9, LinkLatency: 5e-6, Streamed: true, Speed: fakeSpeeds}  // 100 Gbit/s
 	slow := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds} // 1 Gbit/s
 	mem := &Hint{LinkBytesPerSecond: 1e12, LinkLatency: 1e-7, Speed: fakeSpeeds}
 	for _, tc := range []struct {

@@ -29,6 +29,12 @@ var candidates = []Codec{none{}, planes{}, lz4Block{}}
 // ratioSample is the most bytes of a tensor coded to estimate its ratio.
 const ratioSample = 256 << 10
 
+// gain is the least time (or space, when nearly full) a codec must be
+// expected to save over the best one before it, in the order of
+// candidates, to be chosen: estimates within it are noise, and the
+// simpler codec is the surer one.
+const gain = 0.02
+
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.
 const nearlyFull = 0.9
@@ -83,7 +89,7 @@ func (h *Hint) combine(code, move float64) float64 {
 }
 
 // choose picks the candidate with the least write+read time, or the
-// smallest frame when the store is nearly full.
+// smallest frame when the store is nearly full (see gain).
 func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	raw, _ := meta.NumBytes()
 	full := h.Capacity > 0 && float64(h.Used+raw) >= nearlyFull*float64(h.Capacity)
@@ -91,8 +97,8 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	for _, c := range h.Costs(meta, raw, sample) {
 		switch {
 		case best == nil:
-		case full && c.Stored < best.Stored:
-		case !full && c.Write+c.Read < best.Write+best.Read:
+		case full && c.Stored < (1-gain)*best.Stored:
+		case !full && c.Write+c.Read < (1-gain)*(best.Write+best.Read):
 		default:
 			continue
 		}

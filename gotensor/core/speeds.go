@@ -7,15 +7,19 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/frame"
-	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
 // speedSample is the least bytes of a tensor its codec speeds are measured
-// on; smaller tensors leave "auto" to its dtype rule until a larger one of
-// their dtype has been written.
-const speedSample = 64 << 10
+// on, speedMax the most; smaller tensors leave "auto" to its dtype rule
+// until a larger one of their dtype has been written. The tensor's own
+// bytes are coded, not a tiling of them: repeats within a codec's window
+// would make it look faster than it is.
+const (
+	speedSample = 1 << 20
+	speedMax    = 16 << 20
+)
 
 // speedKey names one measurement: a codec on a dtype.
 type speedKey struct {
@@ -59,14 +63,12 @@ func (t *speedTable) get(d tensor.DType, c codec.Codec, sample []byte) (codec.Sp
 	return sp, true
 }
 
-// measure codes a buffer of two chunks per worker, tiled from sample,
-// twice each way and keeps the faster run.
+// measure codes up to speedMax bytes of sample, with all workers, twice
+// each way and keeps the faster run.
 func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) {
-	n := min(max(2*parallel.Workers(), 4)*frame.DefaultChunkSize, 64<<20)
-	n -= n % (16 * d.Size())
-	buf := make([]byte, n)
-	for at := 0; at < n; at += copy(buf[at:], sample) {
-	}
+	n := min(len(sample), speedMax)
+	n -= n % d.Size()
+	buf := sample[:n]
 	meta := tensor.Meta{DType: d, Shape: []int64{int64(n / d.Size())}}
 	var sp codec.Speed
 	back := make([]byte, n)

@@ -219,6 +219,7 @@ type Fetched struct {
 	done    atomic.Bool  // released
 	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
+	busy    *busyMeter   // pieces fetched as it decodes; nil when read whole
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -332,6 +333,11 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
+		if f.busy != nil {
+			if n, d := f.busy.total(); n > 0 {
+				f.s.moved(n, d)
+			}
+		}
 		if d := f.decoded.Load(); d > 0 {
 			f.s.stats.read(0, time.Duration(d))
 		}

@@ -210,3 +210,23 @@ func TestAutoFollowsTheLink(t *testing.T) {
 		}
 	}
 }
+
+// Pieces in flight together count the link busy once, not once each.
+func TestBusyMeterCountsOverlapOnce(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	b := &busyMeter{now: clock.now}
+	b.begin()
+	clock.advance(time.Second)
+	b.begin() // a second piece while the first is in flight
+	clock.advance(time.Second)
+	b.end(100)
+	clock.advance(time.Second)
+	b.end(100)
+	clock.advance(5 * time.Second) // idle: decoding
+	b.begin()
+	clock.advance(time.Second)
+	b.end(50)
+	if n, d := b.total(); n != 250 || d != 4*time.Second {
+		t.Fatalf("%d bytes in %v, want 250 in 4s", n, d)
+	}
+}

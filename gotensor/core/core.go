@@ -48,10 +48,12 @@ func Open(url string) (*Store, error) {
 // Wrap puts the tensor API over an open frame store. The largest tensor
 // it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES).
 func Wrap(st store.Store) *Store {
-	return &Store{
+	s := &Store{
 		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
-		stats: newStats(), link: newLinkEstimate(st.URL()), now: time.Now, speed: MeasuredSpeed,
+		stats: newStats(), now: time.Now, speed: MeasuredSpeed,
 	}
+	s.link = newLinkEstimate(st.URL(), func() time.Time { return s.now() })
+	return s
 }
 
 // Frames is the underlying frame store.
@@ -97,15 +99,15 @@ func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 // the store refuses it.
 // It returns the time the store took.
 func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, error) {
-	start := s.now()
+	start := s.link.begin()
 	err := s.st.Put(ctx, key, f)
 	if err != nil {
+		s.link.end(0, start)
 		s.frames.Put(f)
 		return 0, err
 	}
-	d := s.now().Sub(start)
-	s.link.observe(int64(len(f)), d)
-	return d, nil
+	s.link.end(int64(len(f)), start)
+	return s.now().Sub(start), nil
 }
 
 // WriteTensor encodes raw (the tensor's contiguous bytes) with the named
@@ -219,7 +221,6 @@ type Fetched struct {
 	done    atomic.Bool  // released
 	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
-	busy    *busyMeter   // pieces fetched as it decodes; nil when read whole
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -241,13 +242,13 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 }
 
 func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
-	start := s.now()
+	start := s.link.begin()
 	if l, ok := s.st.(store.Leaser); ok {
 		b, release, err := l.Lease(ctx, key)
+		s.moved(int64(len(b)), start, err)
 		if err != nil {
 			return nil, err
 		}
-		s.moved(int64(len(b)), s.now().Sub(start))
 		f, err := s.fetched(key, b, int64(len(b)))
 		if err != nil {
 			release()
@@ -257,17 +258,20 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 		return f, nil
 	}
 	b, err := s.st.Get(ctx, key)
+	s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	s.moved(int64(len(b)), s.now().Sub(start))
 	return s.fetched(key, b, int64(len(b)))
 }
 
-// moved counts n bytes that came from the store in d.
-func (s *Store) moved(n int64, d time.Duration) {
-	s.stats.fetched(n, d)
-	s.link.observe(n, d)
+// moved ends a transfer begun (link.begin) at start that brought n bytes
+// from the store, counted in the stats when it succeeded.
+func (s *Store) moved(n int64, start time.Time, err error) {
+	s.link.end(n, start)
+	if err == nil {
+		s.stats.fetched(n, s.now().Sub(start))
+	}
 }
 
 func (s *Store) fetched(key string, b []byte, size int64) (*Fetched, error) {
@@ -311,12 +315,12 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 
 // decodeCurrent reads the whole current frame and decodes from it.
 func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) error {
-	start := f.s.now()
+	start := f.s.link.begin()
 	b, err := f.s.st.Get(ctx, f.key)
+	f.s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return err
 	}
-	f.s.moved(int64(len(b)), f.s.now().Sub(start))
 	r, err := frame.NewReader(b, f.s.Limits)
 	if err != nil {
 		return err
@@ -333,11 +337,6 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
-		if f.busy != nil {
-			if n, d := f.busy.total(); n > 0 {
-				f.s.moved(n, d)
-			}
-		}
 		if d := f.decoded.Load(); d > 0 {
 			f.s.stats.read(0, time.Duration(d))
 		}
@@ -376,12 +375,12 @@ type Stat struct {
 // Stat reads only the frame header.
 func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
-	start := s.now()
+	start := s.link.begin()
 	b, size, err := s.st.Head(ctx, key, 4096)
+	s.link.end(int64(len(b)), start)
 	if err != nil {
 		return nil, err
 	}
-	s.link.observe(int64(len(b)), s.now().Sub(start))
 	n, err := frame.HeaderLen(b)
 	if err != nil {
 		return nil, wrapKey(err, key)
@@ -412,11 +411,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
-	start := s.now()
+	start := s.link.begin()
 	ok, err := s.st.Has(ctx, key)
-	if err == nil {
-		s.link.observe(0, s.now().Sub(start))
-	}
+	s.link.end(0, start)
 	s.stats.op(OpExists, err)
 	return ok, err
 }

@@ -33,22 +33,74 @@ var linkSeeds = map[string]Link{
 }
 
 // linkEstimate is a Store's running Link; safe for concurrent use.
+// Transfers in flight together share the link: its throughput is the bytes
+// they moved over the time at least one was in flight, not over their
+// times summed, and only a small transfer that ran alone is a latency
+// sample.
 type linkEstimate struct {
-	mu sync.Mutex
-	l  Link
+	mu     sync.Mutex
+	l      Link
+	now    func() time.Time
+	active int       // transfers in flight
+	since  time.Time // when the link last went busy
+	shared bool      // transfers overlapped since it went busy
+	bytes  int64     // moved in busy periods not yet averaged in
+	busy   time.Duration
 }
 
-func newLinkEstimate(url string) *linkEstimate {
+func newLinkEstimate(url string, now func() time.Time) *linkEstimate {
 	scheme, _, _ := strings.Cut(url, "://")
 	l, ok := linkSeeds[scheme]
 	if !ok {
 		l = linkSeeds["tcp"]
 		l.Seed = "unknown scheme, " + l.Seed
 	}
-	return &linkEstimate{l: l}
+	return &linkEstimate{l: l, now: now}
 }
 
-// observe adds one transfer of n bytes that took d.
+// begin marks a transfer's start; pass what it returns to end.
+func (e *linkEstimate) begin() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	if e.active > 0 {
+		e.shared = true
+	} else {
+		e.since = now
+	}
+	e.active++
+	return now
+}
+
+// end marks the end of a transfer of n bytes begun at start.
+func (e *linkEstimate) end(n int64, start time.Time) {
+	e.mu.Lock()
+	now := e.now()
+	e.active--
+	alone := e.active == 0 && !e.shared
+	if !alone || n >= linkBulk {
+		e.bytes += n
+	}
+	var bytes int64
+	var busy time.Duration
+	if e.active == 0 {
+		e.busy += now.Sub(e.since)
+		e.shared = false
+		if e.bytes >= linkBulk {
+			bytes, busy, e.bytes, e.busy = e.bytes, e.busy, 0, 0
+		}
+	}
+	e.mu.Unlock()
+	switch {
+	case alone && n < linkBulk:
+		e.observe(n, now.Sub(start))
+	case bytes > 0:
+		e.observe(bytes, busy)
+	}
+}
+
+// observe adds n bytes that kept the link busy for d: a latency sample
+// when n is small, else a throughput one.
 func (e *linkEstimate) observe(n int64, d time.Duration) {
 	if d < 0 {
 		return

@@ -211,22 +211,28 @@ func TestAutoFollowsTheLink(t *testing.T) {
 	}
 }
 
-// Pieces in flight together count the link busy once, not once each.
-func TestBusyMeterCountsOverlapOnce(t *testing.T) {
+// Transfers in flight together count the link busy once, not once each;
+// a small transfer that ran alone is a latency sample.
+func TestLinkEstimateCountsOverlapOnce(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
-	b := &busyMeter{now: clock.now}
-	b.begin()
+	e := newLinkEstimate("tcp://x:1", clock.now)
+	e.l.BytesPerSecond, e.l.LatencySeconds = 0, 0
+	a := e.begin()
 	clock.advance(time.Second)
-	b.begin() // a second piece while the first is in flight
+	b := e.begin() // a second transfer while the first is in flight
 	clock.advance(time.Second)
-	b.end(100)
+	e.end(1<<20, a)
 	clock.advance(time.Second)
-	b.end(100)
-	clock.advance(5 * time.Second) // idle: decoding
-	b.begin()
-	clock.advance(time.Second)
-	b.end(50)
-	if n, d := b.total(); n != 250 || d != 4*time.Second {
-		t.Fatalf("%d bytes in %v, want 250 in 4s", n, d)
+	e.end(1<<20, b) // 2 MiB in 3 s of busy link, not in 5 s of transfers
+	if got, want := e.estimate().BytesPerSecond, linkWeight*float64(2<<20)/3; math.Abs(got-want) > 1 {
+		t.Fatalf("throughput %v, want %v", got, want)
+	}
+	clock.advance(5 * time.Second) // idle
+	c := e.begin()
+	clock.advance(time.Millisecond)
+	e.end(100, c)
+	l := e.estimate()
+	if math.Abs(l.LatencySeconds-linkWeight*1e-3) > 1e-12 || l.Samples != 2 {
+		t.Fatalf("latency %v after %d samples", l.LatencySeconds, l.Samples)
 	}
 }

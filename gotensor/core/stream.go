@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -93,34 +92,33 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 // fetchStreamed reads the first piece of the frame; the rest is fetched
 // piece by piece as it decodes.
 func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key string) (*Fetched, error) {
-	start := s.now()
+	start := s.link.begin()
 	first, size, err := rr.GetRange(ctx, key, 0, StreamPiece)
+	s.moved(int64(len(first)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	s.moved(int64(len(first)), s.now().Sub(start))
-	busy := &busyMeter{now: s.now}
-	r, err := frame.OpenReader(ctx, rangeSource{busy: busy, rr: rr, key: key, size: size}, first, size, StreamPiece, s.Limits)
+	r, err := frame.OpenReader(ctx, rangeSource{s: s, rr: rr, key: key, size: size}, first, size, StreamPiece, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
 	s.stats.read(size, 0)
-	return &Fetched{busy: busy, Header: r.Header, r: r, s: s, key: key, remote: int64(len(first)) < size}, nil
+	return &Fetched{Header: r.Header, r: r, s: s, key: key, remote: int64(len(first)) < size}, nil
 }
 
 // rangeSource serves a frame's ranges from a store, noticing when the
 // frame under the key is replaced by one of another size.
 type rangeSource struct {
-	busy *busyMeter
+	s    *Store
 	rr   store.RangeReader
 	key  string
 	size int64
 }
 
 func (r rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
-	r.busy.begin()
+	start := r.s.link.begin()
 	b, size, err := r.rr.GetRange(ctx, r.key, off, n)
-	r.busy.end(int64(len(b)))
+	r.s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return nil, err
 	}
@@ -128,42 +126,4 @@ func (r rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error
 		return nil, frame.ErrChanged
 	}
 	return b, nil
-}
-
-// busyMeter times the pieces of one read, several of which are in flight
-// at once: the link is busy while at least one is, and its throughput is
-// the bytes over that time, not over the pieces' times summed.
-type busyMeter struct {
-	now    func() time.Time
-	mu     sync.Mutex
-	active int
-	since  time.Time
-	busy   time.Duration
-	bytes  int64
-}
-
-func (b *busyMeter) begin() {
-	b.mu.Lock()
-	if b.active == 0 {
-		b.since = b.now()
-	}
-	b.active++
-	b.mu.Unlock()
-}
-
-func (b *busyMeter) end(n int64) {
-	b.mu.Lock()
-	b.active--
-	b.bytes += n
-	if b.active == 0 {
-		b.busy += b.now().Sub(b.since)
-	}
-	b.mu.Unlock()
-}
-
-// total is the bytes moved and the time the link was busy with them.
-func (b *busyMeter) total() (int64, time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.bytes, b.busy
 }

@@ -21,6 +21,14 @@ type Hint struct {
 	// Speed gives a codec's measured speed on the tensor's dtype; false
 	// when it is not known.
 	Speed func(Codec) (Speed, bool)
+	// Factor is how much longer than expected this store's writes with a
+	// codec have taken (observed / expected time; nil or 0: 1). It carries
+	// what the model leaves out, such as moving bytes taking CPU from
+	// coding on a loaded machine.
+	Factor func(Codec) float64
+	// Expected is set by Resolve: the chosen codec's expected write time
+	// in seconds (before Factor), 0 when it chose without the model.
+	Expected float64
 }
 
 // Candidates are the lossless codecs "auto" weighs; planes only for floats.
@@ -50,7 +58,21 @@ type Cost struct {
 	Write  float64 // seconds
 	Read   float64
 	Stored float64 // expected stored bytes
+	Factor float64 // Hint.Factor, which scales Write and Read when codecs are compared
 }
+
+func (h *Hint) factor(c Codec) float64 {
+	if h.Factor == nil {
+		return 1
+	}
+	if f := h.Factor(c); f > 0 {
+		return f
+	}
+	return 1
+}
+
+// time is the expected write+read time, scaled by the observed factor.
+func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
 // is given: time ~ max(raw/encode, stored/link) + latency when streamed
@@ -73,7 +95,7 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 		stored := float64(raw) / r
 		move := stored / h.LinkBytesPerSecond
 		out = append(out, Cost{
-			Codec: c, Ratio: r, Stored: stored,
+			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
 			Write: h.combine(float64(raw)/sp.Encode, move) + h.LinkLatency,
 			Read:  h.combine(float64(raw)/sp.Decode, move) + h.LinkLatency,
 		})
@@ -88,8 +110,9 @@ func (h *Hint) combine(code, move float64) float64 {
 	return code + move
 }
 
-// choose picks the candidate with the least write+read time, or the
-// smallest frame when the store is nearly full (see gain).
+// choose picks the candidate with the least write+read time (scaled by
+// its Factor), or the smallest frame when the store is nearly full (see
+// gain).
 func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	raw, _ := meta.NumBytes()
 	full := h.Capacity > 0 && float64(h.Used+raw) >= nearlyFull*float64(h.Capacity)
@@ -98,7 +121,7 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 		switch {
 		case best == nil:
 		case full && c.Stored < (1-gain)*best.Stored:
-		case !full && c.Write+c.Read < (1-gain)*(best.Write+best.Read):
+		case !full && c.time() < (1-gain)*best.time():
 		default:
 			continue
 		}
@@ -107,6 +130,7 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	if best == nil {
 		return none{}
 	}
+	h.Expected = best.Write
 	return best.Codec
 }
 

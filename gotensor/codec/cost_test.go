@@ -116,3 +116,22 @@ func TestAutoUnknownSpeed(t *testing.T) {
 		t.Fatalf("got %s", got)
 	}
 }
+
+// A codec whose writes on this store took far longer than expected (moving
+// bytes took CPU from coding) loses to one that kept its promise.
+func TestAutoFactorCorrectsTheModel(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "planes" || h.Expected <= 0 {
+		t.Fatalf("slow link: %s, expected %v s", got, h.Expected)
+	}
+	h.Factor = func(c Codec) float64 {
+		if c.ID() == IDPlanes {
+			return 3
+		}
+		return 0 // unknown: 1
+	}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "none" {
+		t.Fatalf("planes three times slower than expected: %s", got)
+	}
+}

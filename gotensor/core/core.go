@@ -28,11 +28,12 @@ type Store struct {
 	Limits frame.Limits
 	Frame  frame.Options
 
-	stats *stats
-	link  *linkEstimate
-	now   func() time.Time // the clock transfers are timed by
-	speed SpeedSource      // codec speeds "auto" weighs
-	usage usageCache
+	stats   *stats
+	link    *linkEstimate
+	now     func() time.Time // the clock transfers are timed by
+	speed   SpeedSource      // codec speeds "auto" weighs
+	factors factors          // how far "auto"'s expectations were off, per codec
+	usage   usageCache
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -126,6 +127,13 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	c, param, err := codec.Resolve(spec, meta, raw, hint)
 	if err != nil {
 		return err
+	}
+	if hint != nil && hint.Expected > 0 {
+		defer func() {
+			if err == nil {
+				s.factors.observe(c, s.now().Sub(start).Seconds(), hint.Expected)
+			}
+		}()
 	}
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)

@@ -107,7 +107,50 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 		Speed: func(c codec.Codec) (codec.Speed, bool) {
 			return s.speed(meta.DType, c, raw)
 		},
+		Factor: s.factors.get,
 	}
+}
+
+// factors are, per codec, a moving average of how much longer than
+// expected a store's writes with it took (see codec.Hint.Factor).
+type factors struct {
+	mu sync.Mutex
+	m  map[codec.ID]float64
+}
+
+// Observed factors are kept within [minFactor, maxFactor]: one stalled
+// write must not rule a codec out for good.
+const (
+	minFactor = 0.25
+	maxFactor = 8
+)
+
+func (f *factors) get(c codec.Codec) float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.m[c.ID()]; ok {
+		return v
+	}
+	return 1
+}
+
+// observe adds a write with c that took actual seconds where the model
+// expected expected.
+func (f *factors) observe(c codec.Codec, actual, expected float64) {
+	if expected <= 0 || actual <= 0 {
+		return
+	}
+	r := min(max(actual/expected, minFactor), maxFactor)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[codec.ID]float64{}
+	}
+	v, ok := f.m[c.ID()]
+	if !ok {
+		v = 1
+	}
+	f.m[c.ID()] = v + linkWeight*(r-v)
 }
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.

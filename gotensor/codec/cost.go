@@ -92,6 +92,9 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 			sp = Speed{math.Inf(1), math.Inf(1)}
 		}
 		r := sampleRatio(c, meta, sample)
+		if c.ID() != IDNone && r < 1+gain {
+			continue // it would only cost time: the frame stores such chunks raw
+		}
 		stored := float64(raw) / r
 		move := stored / h.LinkBytesPerSecond
 		out = append(out, Cost{

@@ -125,13 +125,22 @@ const (
 	maxFactor = 8
 )
 
+// get is c's factor; a codec not yet observed takes the mean of those
+// observed (the model is taken to be as far off for it), else 1.
 func (f *factors) get(c codec.Codec) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if v, ok := f.m[c.ID()]; ok {
 		return v
 	}
-	return 1
+	if len(f.m) == 0 {
+		return 1
+	}
+	sum := 0.0
+	for _, v := range f.m {
+		sum += v
+	}
+	return sum / float64(len(f.m))
 }
 
 // observe adds a write with c that took actual seconds where the model

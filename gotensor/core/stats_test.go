@@ -236,3 +236,22 @@ func TestLinkEstimateCountsOverlapOnce(t *testing.T) {
 		t.Fatalf("latency %v after %d samples", l.LatencySeconds, l.Samples)
 	}
 }
+
+// A codec not yet observed takes the mean factor of those observed, so
+// one that has been cannot lose to it for having been measured.
+func TestFactorsOfUnobservedCodecs(t *testing.T) {
+	var f factors
+	none, _ := codec.ByName("none")
+	planes, _ := codec.ByName("planes")
+	if f.get(planes) != 1 {
+		t.Fatal("nothing observed: 1")
+	}
+	f.observe(none, 3, 1)
+	if f.get(none) != f.get(planes) || f.get(none) <= 1 {
+		t.Fatalf("none %v planes %v", f.get(none), f.get(planes))
+	}
+	f.observe(none, 1e6, 1) // clamped
+	if f.get(none) > maxFactor {
+		t.Fatal(f.get(none))
+	}
+}

@@ -60,6 +60,23 @@ typedef struct gt_tensor_info {
     char codec[32];                /* NUL-terminated codec name */
 } gt_tensor_info;
 
+/* What a store handle did since gt_open or gt_reset_stats (gt_store_stats).
+ * Calls are counted failed ones included; bytes and seconds only for calls
+ * that succeeded. Raw bytes are the tensors', stored bytes the frames', wire
+ * bytes what moved to or from the store. Seconds are summed over calls
+ * (concurrent calls can add up to more than the time that passed). */
+typedef struct gt_stats {
+    uint64_t writes, reads, stats, deletes, exists, lists; /* calls by kind */
+    uint64_t errors;                                       /* calls that failed */
+    uint64_t raw_bytes_written, stored_bytes_written, wire_bytes_out;
+    uint64_t raw_bytes_read, stored_bytes_read, wire_bytes_in;
+    double encode_seconds, decode_seconds, move_seconds;   /* move: waiting on the store */
+    double write_seconds, read_seconds;                    /* end to end */
+    double ratio;                                          /* raw / stored written; 0 before a write */
+    double write_gbps, read_gbps;                          /* raw bytes per second, 1e9 */
+    double link_bytes_per_second, link_latency_seconds;    /* the "auto" codec's view of the link */
+} gt_stats;
+
 /* GT_ABI_VERSION of the library; compare with the header's. */
 int gt_abi_version(void);
 
@@ -100,6 +117,12 @@ int gt_delete(gt_store store, const char *key);
 
 /* 1 if key exists, 0 if not, or a negated error code. */
 int gt_exists(gt_store store, const char *key);
+
+/* Fills *out with what the store handle did (see gt_stats). */
+int gt_store_stats(gt_store store, gt_stats *out);
+
+/* Zeroes the counts gt_store_stats reports (the link estimate is kept). */
+int gt_reset_stats(gt_store store);
 
 /* The message of the calling thread's last error ("" if none). Valid until the
  * thread's next gotensor call. */

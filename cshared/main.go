@@ -250,3 +250,34 @@ func gt_exists(h C.gt_store, key *C.gt_cchar) C.int {
 	}
 	return 0
 }
+
+//export gt_store_stats
+func gt_store_stats(h C.gt_store, out *C.gt_stats) C.int {
+	return guard(func() error {
+		if out == nil {
+			return errs.New(errs.InvalidArgument, "gt_store_stats: out must not be NULL")
+		}
+		st, err := binding.StatsOf(int64(h))
+		if err != nil {
+			return err
+		}
+		u := func(n int64) C.uint64_t { return C.uint64_t(n) }
+		*out = C.gt_stats{
+			writes: u(st.Ops[core.OpWrite]), reads: u(st.Ops[core.OpRead]), stats: u(st.Ops[core.OpStat]),
+			deletes: u(st.Ops[core.OpDelete]), exists: u(st.Ops[core.OpExists]), lists: u(st.Ops[core.OpKeys]),
+			errors:            u(st.Errors),
+			raw_bytes_written: u(st.RawBytesWritten), stored_bytes_written: u(st.StoredBytesWritten), wire_bytes_out: u(st.WireBytesOut),
+			raw_bytes_read: u(st.RawBytesRead), stored_bytes_read: u(st.StoredBytesRead), wire_bytes_in: u(st.WireBytesIn),
+			encode_seconds: C.double(st.EncodeSeconds), decode_seconds: C.double(st.DecodeSeconds), move_seconds: C.double(st.MoveSeconds),
+			write_seconds: C.double(st.WriteSeconds), read_seconds: C.double(st.ReadSeconds),
+			ratio: C.double(st.Ratio), write_gbps: C.double(st.WriteGBps), read_gbps: C.double(st.ReadGBps),
+			link_bytes_per_second: C.double(st.Link.BytesPerSecond), link_latency_seconds: C.double(st.Link.LatencySeconds),
+		}
+		return nil
+	})
+}
+
+//export gt_reset_stats
+func gt_reset_stats(h C.gt_store) C.int {
+	return guard(func() error { return binding.ResetStats(int64(h)) })
+}

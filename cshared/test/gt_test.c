@@ -171,6 +171,45 @@ static void *thread_errors(void *arg) {
     return NULL;
 }
 
+// The counts after known operations: two writes, a read, a failed read, a
+// stat, an exists, a delete; then a reset.
+static void store_stats(void) {
+    gt_store s;
+    EXPECT_RC(gt_open("mem://stats", &s), GT_OK);
+    float w[256];
+    for (int i = 0; i < 256; i++) w[i] = (float)i / 7.0f;
+    int64_t shape[1] = {256};
+    EXPECT_RC(gt_write_tensor(s, "a", w, sizeof w, GT_FLOAT32, shape, 1, "none"), GT_OK);
+    EXPECT_RC(gt_write_tensor(s, "b", w, sizeof w, GT_FLOAT32, shape, 1, "planes"), GT_OK);
+    gt_tensor_info ia, ib;
+    EXPECT_RC(gt_read_tensor(s, "a", w, sizeof w, &ia), GT_OK);
+    EXPECT_RC(gt_read_tensor(s, "missing", w, sizeof w, NULL), GT_ERR_KEY_NOT_FOUND);
+    EXPECT_RC(gt_stat(s, "b", &ib), GT_OK);
+    EXPECT_RC(gt_exists(s, "a"), 1);
+    EXPECT_RC(gt_delete(s, "a"), GT_OK);
+    gt_stats st;
+    EXPECT_RC(gt_store_stats(s, NULL), GT_ERR_INVALID_ARGUMENT);
+    EXPECT_RC(gt_store_stats(s, &st), GT_OK);
+    CHECK(st.writes == 2 && st.reads == 2 && st.stats == 1 && st.exists == 1 && st.deletes == 1 && st.lists == 0,
+          "ops w%llu r%llu s%llu e%llu d%llu", (unsigned long long)st.writes, (unsigned long long)st.reads,
+          (unsigned long long)st.stats, (unsigned long long)st.exists, (unsigned long long)st.deletes);
+    CHECK(st.errors == 1, "errors %llu", (unsigned long long)st.errors);
+    CHECK(st.raw_bytes_written == 2 * sizeof w && st.raw_bytes_read == sizeof w, "raw %llu %llu",
+          (unsigned long long)st.raw_bytes_written, (unsigned long long)st.raw_bytes_read);
+    CHECK(st.stored_bytes_written == ia.stored_bytes + ib.stored_bytes && st.wire_bytes_out == st.stored_bytes_written,
+          "stored %llu", (unsigned long long)st.stored_bytes_written);
+    CHECK(st.stored_bytes_read == ia.stored_bytes && st.wire_bytes_in == ia.stored_bytes, "read stored %llu",
+          (unsigned long long)st.stored_bytes_read);
+    CHECK(st.ratio > 0 && st.ratio == (double)st.raw_bytes_written / (double)st.stored_bytes_written, "ratio %f", st.ratio);
+    CHECK(st.link_bytes_per_second > 0, "link %f", st.link_bytes_per_second);
+    EXPECT_RC(gt_reset_stats(s), GT_OK);
+    EXPECT_RC(gt_store_stats(s, &st), GT_OK);
+    CHECK(st.writes == 0 && st.raw_bytes_written == 0 && st.ratio == 0, "after reset: %llu writes",
+          (unsigned long long)st.writes);
+    EXPECT_RC(gt_close(s), GT_OK);
+    EXPECT_RC(gt_store_stats(s, &st), GT_ERR_INVALID_ARGUMENT);
+}
+
 int main(void) {
     CHECK(gt_abi_version() == GT_ABI_VERSION, "abi %d", gt_abi_version());
     char dir[] = "/tmp/gt_test_XXXXXX";
@@ -182,6 +221,7 @@ int main(void) {
     round_trips(url);
     row_ranges(url);
     error_paths(dir);
+    store_stats();
     pthread_t th[4];
     for (long i = 0; i < 4; i++) pthread_create(&th[i], NULL, thread_errors, (void *)i);
     for (int i = 0; i < 4; i++) {

@@ -301,6 +301,35 @@ func Usage(h int64) (string, error) {
 	return string(b), err
 }
 
+// Stats returns what the store did (core.Stats) as JSON.
+func Stats(h int64) (string, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(s.Store.Stats())
+	return string(b), err
+}
+
+// StatsOf returns what the store did.
+func StatsOf(h int64) (core.Stats, error) {
+	s, err := stores.get(h)
+	if err != nil {
+		return core.Stats{}, err
+	}
+	return s.Store.Stats(), nil
+}
+
+// ResetStats zeroes the store's counts.
+func ResetStats(h int64) error {
+	s, err := stores.get(h)
+	if err != nil {
+		return err
+	}
+	s.Store.ResetStats()
+	return nil
+}
+
 // BeginWrite starts a streamed write (a tensor staged part by part, as
 // from a GPU); WriterChunk tells the part alignment. Nothing is visible
 // under key until CommitWrite, which takes its place in key's order.

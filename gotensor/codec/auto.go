@@ -9,22 +9,22 @@ import (
 // Auto is the spec that lets Resolve pick the codec.
 const Auto = "auto"
 
-// Hint is what a caller knows about where a frame goes, for choosing its
-// codec. The zero Hint (or nil) says nothing; the present choice uses the
-// dtype and a sample only, and a link-aware cost model adds fields here.
-type Hint struct{}
-
 // Resolve turns a codec spec into a codec and its frame parameter; the
 // one place "auto" is read. sample is the tensor's bytes or a part of them,
 // nil when they are not known yet (a write staged part by part).
 //
-// "auto" picks a lossless codec: byte planes for floats, LZ4 for other data
-// that a sample shows compressible, none otherwise. Whatever it picks, the
-// frame never stores a chunk larger than raw, so "auto" never costs more
-// space than "none".
-func Resolve(spec string, meta tensor.Meta, sample []byte, _ *Hint) (Codec, uint32, error) {
+// "auto" picks a lossless codec. With a Hint that knows the link and the
+// codecs' speeds (see Hint) it picks the one with the least expected write
+// and read time; without, byte planes for floats, LZ4 for other data that
+// a sample shows compressible, none otherwise. Whatever it picks, the frame
+// never stores a chunk larger than raw, so "auto" never costs more space
+// than "none".
+func Resolve(spec string, meta tensor.Meta, sample []byte, h *Hint) (Codec, uint32, error) {
 	if spec != Auto {
 		return Parse(spec)
+	}
+	if h.usable(sample) {
+		return h.choose(meta, sample), 0, nil
 	}
 	if (planes{}).Supports(meta.DType) && (sample == nil || len(sample) >= 256) {
 		return planes{}, 0, nil

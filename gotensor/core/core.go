@@ -7,6 +7,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -26,6 +27,13 @@ type Store struct {
 	frames frame.Alloc // where whole frames are built
 	Limits frame.Limits
 	Frame  frame.Options
+
+	stats   *stats
+	link    *linkEstimate
+	now     func() time.Time // the clock transfers are timed by
+	speed   SpeedSource      // codec speeds "auto" weighs
+	factors factors          // how far "auto"'s expectations were off, per codec
+	usage   usageCache
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -42,7 +50,13 @@ func Open(url string) (*Store, error) {
 // it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES); frames
 // have chunks of whole rows where one fits (see WriteRows).
 func Wrap(st store.Store) *Store {
-	return &Store{st: st, frames: allocOf(st), Limits: frame.DefaultLimits, Frame: frame.Options{AlignRows: true}}
+	s := &Store{
+		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
+		Frame: frame.Options{AlignRows: true},
+		stats: newStats(), now: time.Now, speed: MeasuredSpeed,
+	}
+	s.link = newLinkEstimate(st.URL(), func() time.Time { return s.now() })
+	return s
 }
 
 // Frames is the underlying frame store.
@@ -86,27 +100,45 @@ func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 
 // put stores a whole frame built in s.frames, handing its memory back if
 // the store refuses it.
-func (s *Store) put(ctx context.Context, key string, f []byte) error {
+// It returns the time the store took.
+func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, error) {
+	start := s.link.begin()
 	err := s.st.Put(ctx, key, f)
 	if err != nil {
+		s.link.end(0, start)
 		s.frames.Put(f)
+		return 0, err
 	}
-	return err
+	s.link.end(int64(len(f)), start)
+	return s.now().Sub(start), nil
 }
 
 // WriteTensor encodes raw (the tensor's contiguous bytes) with the named
 // codec ("auto": see codec.Resolve) and stores the frame under key. raw is
 // not retained.
-func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, spec string) error {
+func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, spec string) (err error) {
+	defer func() { s.stats.op(OpWrite, err) }()
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	c, param, err := codec.Resolve(spec, meta, raw, nil)
+	start := s.now()
+	var hint *codec.Hint
+	if spec == codec.Auto {
+		hint = s.hint(meta, raw)
+	}
+	c, param, err := codec.Resolve(spec, meta, raw, hint)
 	if err != nil {
 		return err
 	}
-	if int64(len(raw)) >= StreamMin && store.Streams(s.st) {
-		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param)
+	if hint != nil && hint.Expected > 0 {
+		defer func() {
+			if err == nil {
+				s.factors.observe(c, s.now().Sub(start).Seconds(), hint.Expected)
+			}
+		}()
+	}
+	if s.streams(int64(len(raw))) {
+		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
 	}
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
 	if err != nil {
@@ -116,7 +148,13 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
-	return s.put(ctx, key, f)
+	encode := s.now().Sub(start)
+	move, err := s.put(ctx, key, f)
+	if err != nil {
+		return err
+	}
+	s.stats.wrote(c.Name(), int64(len(raw)), int64(len(f)), encode, move, s.now().Sub(start))
+	return nil
 }
 
 // Encode builds the frame for a tensor, as WriteTensor would store it
@@ -129,9 +167,20 @@ func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error
 // parts are whole chunks, in any order); nothing is visible under the key
 // until Commit, and Abort drops it.
 type Writer struct {
-	s   *Store
-	key string
+	s      *Store
+	key    string
+	codec  string
+	start  time.Time
+	encode atomic.Int64 // nanoseconds spent in WriteAt
 	*frame.Writer
+}
+
+// WriteAt encodes one part (see frame.Writer.WriteAt).
+func (w *Writer) WriteAt(part []byte, off int64) error {
+	start := w.s.now()
+	err := w.Writer.WriteAt(part, off)
+	w.encode.Add(int64(w.s.now().Sub(start)))
+	return err
 }
 
 // BeginWrite starts a write staged part by part. "auto" picks by dtype
@@ -148,16 +197,24 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{s: s, key: key, Writer: w}, nil
+	return &Writer{s: s, key: key, codec: c.Name(), start: s.now(), Writer: w}, nil
 }
 
 // Commit stores the frame once every part is written.
-func (w *Writer) Commit(ctx context.Context) error {
+func (w *Writer) Commit(ctx context.Context) (err error) {
+	defer func() { w.s.stats.op(OpWrite, err) }()
+	start := w.s.now()
 	f, err := w.Finish()
 	if err != nil {
 		return err
 	}
-	return w.s.put(ctx, w.key, f)
+	encode := time.Duration(w.encode.Load()) + w.s.now().Sub(start)
+	move, err := w.s.put(ctx, w.key, f)
+	if err != nil {
+		return err
+	}
+	w.s.stats.wrote(w.codec, w.RawSize(), int64(len(f)), encode, move, w.s.now().Sub(w.start))
+	return nil
 }
 
 // Fetched is a frame read from a store, header validated, not yet
@@ -171,22 +228,38 @@ type Fetched struct {
 	remote  bool // read piece by piece from a store across a link
 	release func()
 	once    sync.Once
-	done    atomic.Bool // released
+	done    atomic.Bool  // released
+	start   time.Time    // when the fetch began
+	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
 }
 
 // Fetch reads the frame under key and validates its header. From a store
 // across a link only the first piece is read now; the rest is fetched
 // while it decodes.
-func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
+func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
+	defer func() { s.stats.op(OpRead, err) }()
+	start := s.now()
 	if store.Streams(s.st) {
-		return s.fetchStreamed(ctx, s.st.(store.Streamer), key)
+		f, err = s.fetchStreamed(ctx, s.st.(store.Streamer), key)
+	} else {
+		f, err = s.fetchWhole(ctx, key)
 	}
+	if err != nil {
+		return nil, err
+	}
+	f.start = start
+	return f, nil
+}
+
+func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
+	start := s.link.begin()
 	if l, ok := s.st.(store.Leaser); ok {
 		b, release, err := l.Lease(ctx, key)
+		s.moved(int64(len(b)), start, err)
 		if err != nil {
 			return nil, err
 		}
-		f, err := s.fetched(key, b)
+		f, err := s.fetched(key, b, int64(len(b)))
 		if err != nil {
 			release()
 			return nil, err
@@ -195,17 +268,28 @@ func (s *Store) Fetch(ctx context.Context, key string) (*Fetched, error) {
 		return f, nil
 	}
 	b, err := s.st.Get(ctx, key)
+	s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	return s.fetched(key, b)
+	return s.fetched(key, b, int64(len(b)))
 }
 
-func (s *Store) fetched(key string, b []byte) (*Fetched, error) {
+// moved ends a transfer begun (link.begin) at start that brought n bytes
+// from the store, counted in the stats when it succeeded.
+func (s *Store) moved(n int64, start time.Time, err error) {
+	s.link.end(n, start)
+	if err == nil {
+		s.stats.fetched(n, s.now().Sub(start))
+	}
+}
+
+func (s *Store) fetched(key string, b []byte, size int64) (*Fetched, error) {
 	r, err := frame.NewReader(b, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
+	s.stats.read(size, 0)
 	return &Fetched{Header: r.Header, r: r, s: s, key: key}, nil
 }
 
@@ -226,16 +310,24 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 	if f.done.Load() {
 		return errs.New(errs.InvalidArgument, "key %q: fetched frame decoded after Release", f.key)
 	}
+	start := f.s.now()
 	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
 	if f.remote && errs.Is(err, errs.CorruptData) {
 		err = f.decodeCurrent(ctx, off, dst)
+	}
+	if err == nil {
+		end := f.s.now()
+		f.s.stats.decoded(int64(len(dst)), end.Sub(start))
+		f.decoded.Store(max(int64(end.Sub(f.start)), 1))
 	}
 	return wrapKey(err, f.key)
 }
 
 // decodeCurrent reads the whole current frame and decodes from it.
 func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) error {
+	start := f.s.link.begin()
 	b, err := f.s.st.Get(ctx, f.key)
+	f.s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return err
 	}
@@ -250,10 +342,14 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 }
 
 // Release lets the store reuse the fetched frame's memory. Idempotent;
-// the Fetched must not be decoded afterwards.
+// the Fetched must not be decoded afterwards. A fetch that was decoded
+// counts as a read from its start to its last decode.
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
+		if d := f.decoded.Load(); d > 0 {
+			f.s.stats.read(0, time.Duration(d))
+		}
 		if f.release != nil {
 			f.release()
 		}
@@ -287,8 +383,11 @@ type Stat struct {
 }
 
 // Stat reads only the frame header.
-func (s *Store) Stat(ctx context.Context, key string) (*Stat, error) {
+func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
+	defer func() { s.stats.op(OpStat, err) }()
+	start := s.link.begin()
 	b, size, err := s.st.Head(ctx, key, 4096)
+	s.link.end(int64(len(b)), start)
 	if err != nil {
 		return nil, err
 	}
@@ -315,12 +414,24 @@ func (s *Store) Stat(ctx context.Context, key string) (*Stat, error) {
 	}, nil
 }
 
-func (s *Store) Delete(ctx context.Context, key string) error { return s.st.Delete(ctx, key) }
+func (s *Store) Delete(ctx context.Context, key string) error {
+	err := s.st.Delete(ctx, key)
+	s.stats.op(OpDelete, err)
+	return err
+}
 
-func (s *Store) Exists(ctx context.Context, key string) (bool, error) { return s.st.Has(ctx, key) }
+func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
+	start := s.link.begin()
+	ok, err := s.st.Has(ctx, key)
+	s.link.end(0, start)
+	s.stats.op(OpExists, err)
+	return ok, err
+}
 
 func (s *Store) Keys(ctx context.Context, prefix string) ([]string, error) {
-	return s.st.List(ctx, prefix)
+	ks, err := s.st.List(ctx, prefix)
+	s.stats.op(OpKeys, err)
+	return ks, err
 }
 
 func (s *Store) Usage() store.Usage { return s.st.Usage() }

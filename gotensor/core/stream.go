@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"os"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -33,7 +34,9 @@ func streamMinFromEnv() int64 {
 
 // writeStreamed encodes raw piece by piece, handing each piece's chunks
 // to the store while the next piece is encoded.
-func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32) (err error) {
+// The time spent waiting on the store (parts queued, the commit) is what
+// the link took beyond coding.
+func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (err error) {
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx), nil)
 	if err != nil {
 		return err
@@ -51,51 +54,71 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	cs := w.ChunkSize()
 	piece := max(cs, StreamPiece/cs*cs)
 	var at int64
+	var encode, move time.Duration
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
 		}
+		t0 := s.now()
 		if err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p); err != nil {
 			return err
 		}
+		t1 := s.now()
+		encode += t1.Sub(t0)
 		for _, b := range w.Take() {
 			if err := sink.WritePart(at, b); err != nil {
 				return err
 			}
 			at += int64(len(b))
 		}
+		move += s.now().Sub(t1)
 	}
 	hdr, err := w.HeaderBytes()
 	if err != nil {
 		return err
 	}
-	return sink.Commit(hdr)
+	t0 := s.now()
+	if err := sink.Commit(hdr); err != nil {
+		return err
+	}
+	end := s.now()
+	move += end.Sub(t0)
+	stored := at + int64(len(hdr))
+	s.link.observe(stored, move)
+	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
+	return nil
 }
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched
 // piece by piece as it decodes.
 func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key string) (*Fetched, error) {
+	start := s.link.begin()
 	first, size, err := rr.GetRange(ctx, key, 0, StreamPiece)
+	s.moved(int64(len(first)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	r, err := frame.OpenReader(ctx, rangeSource{rr: rr, key: key, size: size}, first, size, StreamPiece, s.Limits)
+	r, err := frame.OpenReader(ctx, rangeSource{s: s, rr: rr, key: key, size: size}, first, size, StreamPiece, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
+	s.stats.read(size, 0)
 	return &Fetched{Header: r.Header, r: r, s: s, key: key, remote: int64(len(first)) < size}, nil
 }
 
 // rangeSource serves a frame's ranges from a store, noticing when the
 // frame under the key is replaced by one of another size.
 type rangeSource struct {
+	s    *Store
 	rr   store.RangeReader
 	key  string
 	size int64
 }
 
 func (r rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
+	start := r.s.link.begin()
 	b, size, err := r.rr.GetRange(ctx, r.key, off, n)
+	r.s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return nil, err
 	}

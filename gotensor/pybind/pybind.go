@@ -153,6 +153,16 @@ func Usage(h int64) (js string, err error) {
 	return binding.Usage(h)
 }
 
+func Stats(h int64) (js string, err error) {
+	defer errs.Recover(&err)
+	return binding.Stats(h)
+}
+
+func ResetStats(h int64) (err error) {
+	defer errs.Recover(&err)
+	return binding.ResetStats(h)
+}
+
 // Asynchronous calls return an operation id; Completions reports results
 // and Cancel cancels a running one.
 

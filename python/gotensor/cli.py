@@ -151,16 +151,41 @@ def _stat(args) -> int:
     import json
     with _open(args) as store:
         if args.key is None:
-            data = store.usage()
+            data = {"usage": store.usage()}
+            if not args.quick:
+                data["tensors"] = _summary(store)
+            data["stats"] = store.stats()
         else:
             data = store.stat(args.key)
             data["shape"] = list(data["shape"])
     if args.json:
         print(json.dumps(data, indent=2))
     else:
-        for k, v in data.items():
-            print(f"{k + ':':14} {v}")
+        _print_tree(data)
     return 0
+
+
+def _summary(store) -> dict:
+    """Raw and stored bytes, ratio and tensors per codec of what the store
+    holds, from each key's header."""
+    raw = stored = 0
+    codecs: dict[str, int] = {}
+    for key in store.keys():
+        st = store.stat(key)
+        raw, stored = raw + st["raw_bytes"], stored + st["stored_bytes"]
+        codecs[st["codec"]] = codecs.get(st["codec"], 0) + 1
+    return {"raw_bytes": raw, "stored_bytes": stored, "ratio": round(raw / stored, 3) if stored else 0,
+            "codecs": codecs}
+
+
+def _print_tree(data: dict, indent: int = 0) -> None:
+    for k, v in data.items():
+        if isinstance(v, dict):
+            print(" " * indent + f"{k}:")
+            _print_tree(v, indent + 2)
+        else:
+            v = f"{v:.4g}" if isinstance(v, float) else v
+            print(" " * indent + f"{k + ':':{max(1, 22 - indent)}} {v}")
 
 
 def _get(args) -> int:
@@ -213,7 +238,7 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter):
 def _store_args(p: argparse.ArgumentParser, key: str | None = None) -> None:
     p.add_argument("url", metavar="URL", help="store URL, e.g. file:///data/weights or tcp://host:7707")
     if key == "optional":
-        p.add_argument("key", metavar="KEY", nargs="?", help="a key (without it: the store's usage)")
+        p.add_argument("key", metavar="KEY", nargs="?", help="a key (without it: the whole store)")
     elif key == "required":
         p.add_argument("key", metavar="KEY")
     p.add_argument("--token-file", default="", metavar="FILE", help="file holding the node's shared secret")
@@ -268,10 +293,12 @@ def parser() -> argparse.ArgumentParser:
     pls.add_argument("-l", "--long", action="store_true", help="dtype, shape, raw and stored bytes, codec")
     pls.set_defaults(fn=_ls)
 
-    pst = sub.add_parser("stat", help="a tensor's header (dtype, shape, sizes, codec), or the store's usage",
+    pst = sub.add_parser("stat", help="a tensor's header (dtype, shape, sizes, codec), or the store's usage, "
+                         "what it holds (bytes, ratio, tensors per codec) and this handle's stats",
                          formatter_class=fmt)
     _store_args(pst, key="optional")
     pst.add_argument("--json", action="store_true", help="machine-readable output")
+    pst.add_argument("--quick", action="store_true", help="without KEY: skip reading every key's header")
     pst.set_defaults(fn=_stat)
 
     pg = sub.add_parser("get", help="print a tensor, or save it as .npy", formatter_class=fmt)

@@ -436,6 +436,17 @@ class Store:
         """Keys, bytes used and capacity (0 = unbounded)."""
         return json.loads(errors.call(native.usage, self._handle))
 
+    def stats(self) -> dict[str, Any]:
+        """What this store handle did since it was opened or reset_stats():
+        calls by kind ("ops") and failed ("errors"), raw, stored and wire bytes
+        written and read, seconds encoding, decoding and moving, ratio, GB/s,
+        writes by the codec chosen ("codecs"), and "auto"'s view of the link."""
+        return json.loads(errors.call(native.stats, self._handle))
+
+    def reset_stats(self) -> None:
+        """Zero the counts stats() reports (the link estimate is kept)."""
+        errors.call(native.reset_stats, self._handle)
+
     def save_safetensors(self, path, keys=None) -> dict[str, Any]:
         """Write the tensors under keys (default: every key), named by their
         keys, to the .safetensors file at path (via the safetensors library);

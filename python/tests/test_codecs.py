@@ -59,14 +59,21 @@ def test_planes_compresses_real_bf16_weights(store, weights):
     assert torch.equal(store.read_tensor("w").view(torch.int16), t.view(torch.int16))
 
 
-def test_auto_picks_per_dtype(store, weights):
+def test_auto_picks_by_cost(store, weights):
+    """auto weighs the store's link against this machine's codec speeds (README, How auto chooses): into
+    mem:// coding costs more than the bytes it saves, so bfloat16 goes raw; it never picks a lossy codec,
+    integers never get planes, and noise is never coded."""
     store.write_tensor("f", weights.to(torch.bfloat16), codec="auto")
-    assert store.stat("f")["codec"] == "planes"
+    f = store.stat("f")["codec"]
+    assert f == "none" if store.url.startswith("mem://") else f in ("none", "planes"), f
     store.write_tensor("i", torch.arange(1 << 16), codec="auto")
-    assert store.stat("i")["codec"] == "lz4"
+    assert store.stat("i")["codec"] in ("none", "lz4")
     noise = torch.randint(0, 256, (1 << 16,), dtype=torch.uint8)
     store.write_tensor("n", noise, codec="auto")
     assert store.stat("n")["codec"] == "none"
+    picked = [store.stat(k)["codec"] for k in ("f", "i", "n")]
+    assert store.stats()["codecs"] == {c: picked.count(c) for c in set(picked)}
+    assert torch.equal(store.read_tensor("f"), weights.to(torch.bfloat16))
 
 
 def test_codec_errors(store):

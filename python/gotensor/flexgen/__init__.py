@@ -186,12 +186,20 @@ class GoTensorDevice(TorchDisk):
             return self._held, self._peak
 
     def print_stats(self):
+        """Tensors held, then the store's counts (gotensor.Store.stats): the
+        store may be shared with other devices, whose traffic it includes."""
         used, peak = self.mem_stats()
         with self._meta_lock:
-            st, n = dict(self.stats), len(self._sizes)
+            n = len(self._sizes)
+        st = self.store.stats()
+        codecs = ", ".join(f"{k} {v}" for k, v in sorted(st["codecs"].items())) or "none yet"
         print(f"GoTensorDevice {self.name}: {n} tensors, {used / 2**20:.1f} MiB held (peak {peak / 2**20:.1f}); "
-              f"{st['reads']} reads ({st['read_bytes'] / 2**20:.1f} MiB), "
-              f"{st['writes']} writes ({st['written_bytes'] / 2**20:.1f} MiB)")
+              f"{st['ops'].get('write', 0)} writes ({st['raw_bytes_written'] / 2**20:.1f} MiB raw, "
+              f"{st['stored_bytes_written'] / 2**20:.1f} MiB stored, ratio {st['ratio']:.2f}, "
+              f"{st['write_gbps']:.2f} GB/s), {st['ops'].get('read', 0)} reads "
+              f"({st['raw_bytes_read'] / 2**20:.1f} MiB, {st['read_gbps']:.2f} GB/s); "
+              f"{st['encode_seconds']:.2f} s encoding, {st['decode_seconds']:.2f} s decoding, "
+              f"{st['move_seconds']:.2f} s moving; codecs: {codecs}")
 
     # -- gotensor side ------------------------------------------------------------
     def keys(self) -> list[str]:

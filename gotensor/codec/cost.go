@@ -1,0 +1,160 @@
+package codec
+
+import (
+	"math"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// Speed is a codec's throughput on one dtype on this machine with all its
+// workers, in raw bytes per second.
+type Speed struct{ Encode, Decode float64 }
+
+// Hint is what a caller knows about where a frame goes, for "auto" to
+// weigh the codecs by cost. A nil Hint, or one without a link or speeds,
+// leaves "auto" to pick by dtype and sample alone.
+type Hint struct {
+	LinkBytesPerSecond float64 // the store's observed throughput
+	LinkLatency        float64 // seconds per transfer
+	Streamed           bool    // coding overlaps moving, both ways
+	Capacity, Used     int64   // the store's capacity (0: unbounded) and bytes in use
+	// Speed gives a codec's measured speed on the tensor's dtype; false
+	// when it is not known.
+	Speed func(Codec) (Speed, bool)
+	// Factor is how much longer than expected this store's writes with a
+	// codec have taken (observed / expected time; nil or 0: 1). It carries
+	// what the model leaves out, such as moving bytes taking CPU from
+	// coding on a loaded machine.
+	Factor func(Codec) float64
+	// Expected is set by Resolve: the chosen codec's expected write time
+	// in seconds (before Factor), 0 when it chose without the model.
+	Expected float64
+}
+
+// Candidates are the lossless codecs "auto" weighs; planes only for floats.
+var candidates = []Codec{none{}, planes{}, lz4Block{}}
+
+// ratioSample is the most bytes of a tensor coded to estimate its ratio.
+const ratioSample = 256 << 10
+
+// gain is the least time (or space, when nearly full) a codec must be
+// expected to save over the best one before it, in the order of
+// candidates, to be chosen: estimates within it are noise, and the
+// simpler codec is the surer one.
+const gain = 0.02
+
+// nearlyFull is the fill, after the write, from which "auto" takes the
+// smallest frame whatever it costs in time.
+const nearlyFull = 0.9
+
+func (h *Hint) usable(sample []byte) bool {
+	return h != nil && h.Speed != nil && h.LinkBytesPerSecond > 0 && len(sample) > 0
+}
+
+// Cost is the expected time of one codec for a tensor.
+type Cost struct {
+	Codec  Codec
+	Ratio  float64 // raw / stored, on the tensor's sample
+	Write  float64 // seconds
+	Read   float64
+	Stored float64 // expected stored bytes
+	Factor float64 // Hint.Factor, which scales Write and Read when codecs are compared
+}
+
+func (h *Hint) factor(c Codec) float64 {
+	if h.Factor == nil {
+		return 1
+	}
+	if f := h.Factor(c); f > 0 {
+		return f
+	}
+	return 1
+}
+
+// time is the expected write+read time, scaled by the observed factor.
+func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
+
+// Costs weighs each candidate codec for a tensor of raw bytes whose sample
+// is given: time ~ max(raw/encode, stored/link) + latency when streamed
+// (the sum when not), likewise for reads with decode speed. Codecs whose
+// speed is unknown are left out; none is always in.
+func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
+	var out []Cost
+	for _, c := range candidates {
+		if !c.Supports(meta.DType) || (c.ID() == IDPlanes && !meta.DType.IsFloat()) {
+			continue
+		}
+		sp, ok := h.Speed(c)
+		if !ok || sp.Encode <= 0 || sp.Decode <= 0 {
+			if c.ID() != IDNone {
+				continue
+			}
+			sp = Speed{math.Inf(1), math.Inf(1)}
+		}
+		r := sampleRatio(c, meta, sample)
+		if c.ID() != IDNone && r < 1+gain {
+			continue // it would only cost time: the frame stores such chunks raw
+		}
+		stored := float64(raw) / r
+		move := stored / h.LinkBytesPerSecond
+		out = append(out, Cost{
+			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
+			Write: h.combine(float64(raw)/sp.Encode, move) + h.LinkLatency,
+			Read:  h.combine(float64(raw)/sp.Decode, move) + h.LinkLatency,
+		})
+	}
+	return out
+}
+
+func (h *Hint) combine(code, move float64) float64 {
+	if h.Streamed {
+		return math.Max(code, move)
+	}
+	return code + move
+}
+
+// choose picks the candidate with the least write+read time (scaled by
+// its Factor), or the smallest frame when the store is nearly full (see
+// gain).
+func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
+	raw, _ := meta.NumBytes()
+	full := h.Capacity > 0 && float64(h.Used+raw) >= nearlyFull*float64(h.Capacity)
+	var best *Cost
+	for _, c := range h.Costs(meta, raw, sample) {
+		switch {
+		case best == nil:
+		case full && c.Stored < (1-gain)*best.Stored:
+		case !full && c.time() < (1-gain)*best.time():
+		default:
+			continue
+		}
+		best = &c
+	}
+	if best == nil {
+		return none{}
+	}
+	h.Expected = best.Write
+	return best.Codec
+}
+
+// sampleRatio codes up to ratioSample bytes from the middle of sample with
+// c; a result that does not shrink counts as raw, as the frame stores it.
+func sampleRatio(c Codec, meta tensor.Meta, sample []byte) float64 {
+	if c.ID() == IDNone {
+		return 1
+	}
+	s := sample
+	if len(s) > ratioSample {
+		at := (len(s)/2 - ratioSample/2) &^ 15 // chunks start on 16 bytes
+		s = s[at : at+ratioSample]
+	}
+	s = s[:len(s)&^15]
+	if len(s) == 0 {
+		return 1
+	}
+	enc, _, err := c.Encode(nil, s, Info{Meta: meta})
+	if err != nil || len(enc) == 0 || len(enc) >= len(s) {
+		return 1
+	}
+	return float64(len(s)) / float64(len(enc))
+}

@@ -1,0 +1,137 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// weightsBF16 is n bfloat16 values shaped like a layer's weights.
+func weightsBF16(n int) []byte {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 2*n)
+	for i := range n {
+		f := float32(r.NormFloat64() * 0.02)
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(f)>>16))
+	}
+	return b
+}
+
+// smallInts is n int32 values in [0, 16): data every byte codec shrinks.
+func smallInts(n int) []byte {
+	r := rand.New(rand.NewPCG(3, 4))
+	b := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(r.IntN(16)))
+	}
+	return b
+}
+
+// fakeSpeeds are fixed codec speeds, in the proportions this machine has.
+func fakeSpeeds(c Codec) (Speed, bool) {
+	switch c.ID() {
+	case IDNone:
+		return Speed{10e9, 10e9}, true
+	case IDPlanes:
+		return Speed{1.5e9, 2e9}, true
+	case IDLZ4:
+		return Speed{1e9, 4e9}, true
+	}
+	return Speed{}, false
+}
+
+func pick(t *testing.T, d tensor.DType, raw []byte, h *Hint) string {
+	t.Helper()
+	meta := tensor.Meta{DType: d, Shape: []int64{int64(len(raw) / d.Size())}}
+	c, _, err := Resolve(Auto, meta, raw, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if IsLossy(c) {
+		t.Fatalf("auto picked lossy %s", c.Name())
+	}
+	return c.Name()
+}
+
+func TestAutoCostModel(t *testing.T) {
+	bf16 := weightsBF16(8 << 20)
+	ints := smallInts(4 << 20)
+	fast := &Hint{LinkBytesPerSecond: 12.5e9, LinkLatency: 5e-6, Streamed: true, Speed: fakeSpeeds}  // 100 Gbit/s
+	slow := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds} // 1 Gbit/s
+	mem := &Hint{LinkBytesPerSecond: 1e12, LinkLatency: 1e-7, Speed: fakeSpeeds}
+	for _, tc := range []struct {
+		name string
+		d    tensor.DType
+		raw  []byte
+		h    *Hint
+		want string
+	}{
+		{"bf16 fast link", tensor.BFloat16, bf16, fast, "none"},
+		{"bf16 memory", tensor.BFloat16, bf16, mem, "none"},
+		{"bf16 slow link", tensor.BFloat16, bf16, slow, "planes"},
+		{"int32 slow link", tensor.Int32, ints, slow, "lz4"},
+		{"int32 fast link", tensor.Int32, ints, fast, "none"},
+		{"bf16 no hint", tensor.BFloat16, bf16, nil, "planes"},
+	} {
+		if got := pick(t, tc.d, tc.raw, tc.h); got != tc.want {
+			t.Errorf("%s: auto picked %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Integers never get planes, however slow the link and whatever speed
+// planes claims.
+func TestAutoIntegersNeverPlanes(t *testing.T) {
+	fastPlanes := func(c Codec) (Speed, bool) { return Speed{1e15, 1e15}, true }
+	h := &Hint{LinkBytesPerSecond: 1e3, LinkLatency: 1, Streamed: true, Speed: fastPlanes}
+	for _, d := range []tensor.DType{tensor.Int8, tensor.Int16, tensor.Int32, tensor.Int64, tensor.Uint8, tensor.Bool} {
+		raw := smallInts(1 << 16)
+		if got := pick(t, d, raw, h); got == "planes" {
+			t.Errorf("%s got planes", d)
+		}
+	}
+}
+
+// A nearly full store takes the smallest frame even where it costs time.
+func TestAutoNearlyFullLeansToRatio(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	h := &Hint{LinkBytesPerSecond: 12.5e9, LinkLatency: 5e-6, Streamed: true, Speed: fakeSpeeds}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "none" {
+		t.Fatalf("roomy store: %s", got)
+	}
+	h.Capacity, h.Used = 10<<20, 8<<20
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "planes" {
+		t.Fatalf("nearly full store: %s", got)
+	}
+}
+
+// Codecs whose speed is not known are not weighed.
+func TestAutoUnknownSpeed(t *testing.T) {
+	onlyNone := func(c Codec) (Speed, bool) { return Speed{10e9, 10e9}, c.ID() == IDNone }
+	h := &Hint{LinkBytesPerSecond: 125e6, Streamed: true, Speed: onlyNone}
+	if got := pick(t, tensor.BFloat16, weightsBF16(1<<20), h); got != "none" {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// A codec whose writes on this store took far longer than expected (moving
+// bytes took CPU from coding) loses to one that kept its promise.
+func TestAutoFactorCorrectsTheModel(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "planes" || h.Expected <= 0 {
+		t.Fatalf("slow link: %s, expected %v s", got, h.Expected)
+	}
+	h.Factor = func(c Codec) float64 {
+		if c.ID() == IDPlanes {
+			return 3
+		}
+		return 0 // unknown: 1
+	}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "none" {
+		t.Fatalf("planes three times slower than expected: %s", got)
+	}
+}

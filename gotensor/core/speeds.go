@@ -1,0 +1,185 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// speedSample is the least bytes of a tensor its codec speeds are measured
+// on, speedMax the most; smaller tensors leave "auto" to its dtype rule
+// until a larger one of their dtype has been written. The tensor's own
+// bytes are coded, not a tiling of them: repeats within a codec's window
+// would make it look faster than it is.
+const (
+	speedSample = 1 << 20
+	speedMax    = 16 << 20
+)
+
+// speedKey names one measurement: a codec on a dtype.
+type speedKey struct {
+	d tensor.DType
+	c codec.ID
+}
+
+// speedTable holds this machine's codec speeds, each measured once, on
+// the first tensor of its dtype that "auto" weighs, with all workers.
+type speedTable struct {
+	mu sync.Mutex
+	m  map[speedKey]codec.Speed
+}
+
+var measured = &speedTable{m: map[speedKey]codec.Speed{}}
+
+// SpeedSource gives a codec's speed on a dtype, measuring it on sample
+// when it is not known yet; false when it cannot be known.
+type SpeedSource func(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, bool)
+
+// MeasuredSpeed is the SpeedSource of every Store unless replaced.
+func MeasuredSpeed(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, bool) {
+	return measured.get(d, c, sample)
+}
+
+func (t *speedTable) get(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := speedKey{d, c.ID()}
+	if sp, ok := t.m[k]; ok {
+		return sp, true
+	}
+	if len(sample) < speedSample {
+		return codec.Speed{}, false
+	}
+	sp, err := measure(d, c, sample)
+	if err != nil {
+		return codec.Speed{}, false
+	}
+	t.m[k] = sp
+	return sp, true
+}
+
+// measure codes up to speedMax bytes of sample, with all workers, twice
+// each way and keeps the faster run.
+func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) {
+	n := min(len(sample), speedMax)
+	n -= n % d.Size()
+	buf := sample[:n]
+	meta := tensor.Meta{DType: d, Shape: []int64{int64(n / d.Size())}}
+	var sp codec.Speed
+	back := make([]byte, n)
+	for range 2 {
+		start := time.Now()
+		w, err := frame.NewWriter(meta, c, 0, frame.Options{}, frame.Heap)
+		if err != nil {
+			return sp, err
+		}
+		f, err := w.Encode(buf)
+		if err != nil {
+			return sp, err
+		}
+		enc := time.Since(start)
+		start = time.Now()
+		if _, err := frame.Decode(context.Background(), f, back, frame.DefaultLimits); err != nil {
+			return sp, err
+		}
+		dec := time.Since(start)
+		sp.Encode = max(sp.Encode, float64(n)/max(enc.Seconds(), 1e-9))
+		sp.Decode = max(sp.Decode, float64(n)/max(dec.Seconds(), 1e-9))
+	}
+	return sp, nil
+}
+
+// hint is what "auto" knows about a write of raw bytes to s.
+func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
+	l := s.link.estimate()
+	u := s.cachedUsage()
+	return &codec.Hint{
+		LinkBytesPerSecond: l.BytesPerSecond,
+		LinkLatency:        l.LatencySeconds,
+		Streamed:           s.streams(int64(len(raw))),
+		Capacity:           u.Capacity,
+		Used:               u.Bytes,
+		Speed: func(c codec.Codec) (codec.Speed, bool) {
+			return s.speed(meta.DType, c, raw)
+		},
+		Factor: s.factors.get,
+	}
+}
+
+// factors are, per codec, a moving average of how much longer than
+// expected a store's writes with it took (see codec.Hint.Factor).
+type factors struct {
+	mu sync.Mutex
+	m  map[codec.ID]float64
+}
+
+// Observed factors are kept within [minFactor, maxFactor]: one stalled
+// write must not rule a codec out for good.
+const (
+	minFactor = 0.25
+	maxFactor = 8
+)
+
+// get is c's factor; a codec not yet observed takes the mean of those
+// observed (the model is taken to be as far off for it), else 1.
+func (f *factors) get(c codec.Codec) float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.m[c.ID()]; ok {
+		return v
+	}
+	if len(f.m) == 0 {
+		return 1
+	}
+	sum := 0.0
+	for _, v := range f.m {
+		sum += v
+	}
+	return sum / float64(len(f.m))
+}
+
+// observe adds a write with c that took actual seconds where the model
+// expected expected.
+func (f *factors) observe(c codec.Codec, actual, expected float64) {
+	if expected <= 0 || actual <= 0 {
+		return
+	}
+	r := min(max(actual/expected, minFactor), maxFactor)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[codec.ID]float64{}
+	}
+	v, ok := f.m[c.ID()]
+	if !ok {
+		v = 1
+	}
+	f.m[c.ID()] = v + linkWeight*(r-v)
+}
+
+// streams says whether a tensor of raw bytes moves in pieces to and from s.
+func (s *Store) streams(raw int64) bool {
+	return raw >= StreamMin && store.Streams(s.st)
+}
+
+// usageCache keeps a store's usage for a second: asking a node is a
+// round trip.
+type usageCache struct {
+	mu sync.Mutex
+	at time.Time
+	u  store.Usage
+}
+
+func (s *Store) cachedUsage() store.Usage {
+	s.usage.mu.Lock()
+	defer s.usage.mu.Unlock()
+	if now := time.Now(); s.usage.at.IsZero() || now.Sub(s.usage.at) > time.Second {
+		s.usage.u, s.usage.at = s.st.Usage(), now
+	}
+	return s.usage.u
+}

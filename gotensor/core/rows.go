@@ -135,7 +135,7 @@ func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := frame.OpenReader(ctx, rangeSource{rr: rr, key: key, size: size}, head, size, StreamPiece, s.Limits)
+		r, err := frame.OpenReader(ctx, rangeSource{s: s, rr: rr, key: key, size: size}, head, size, StreamPiece, s.Limits)
 		return r, func() {}, err
 	}
 	b, err := s.st.Get(ctx, key)

@@ -189,6 +189,8 @@ func (h *Header) check(maxPayload uint64) error {
 		return Protocol("unknown op %d", h.Op)
 	case h.KeyLen > MaxKey:
 		return Protocol("key of %d bytes exceeds %d", h.KeyLen, MaxKey)
+	case h.Length == LongPayload && h.Arg < LongPayload:
+		return Protocol("a %d-byte payload announced in the long form", h.Arg)
 	case n > maxPayload:
 		return Protocol("payload of %d bytes exceeds the limit of %d", n, maxPayload)
 	}

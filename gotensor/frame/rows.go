@@ -32,6 +32,13 @@ func alignToRows(cs, unit int64, meta tensor.Meta) int64 {
 	if row <= 0 || len(meta.Shape) < 2 {
 		return cs
 	}
+	if row > cs && row%unit == 0 { // a long row: chunks that divide it, so rows still start on chunk boundaries
+		for k := (row + cs - 1) / cs; row/k >= MinChunkSize; k++ {
+			if c := row / k; row%k == 0 && c%unit == 0 {
+				return c
+			}
+		}
+	}
 	u := lcm(unit, row)
 	if u > MaxChunkSize || u <= 0 {
 		return cs

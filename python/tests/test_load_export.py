@@ -186,7 +186,7 @@ def test_ls_stat_get_rm(tmp_path):
     import json
     st = json.loads(_gotensor("stat", url, "x/a", "--json").stdout)
     assert st["dtype"] == "int64" and st["shape"] == [2, 3] and st["raw_bytes"] == 48
-    assert json.loads(_gotensor("stat", url, "--json").stdout)["keys"] == 3
+    assert json.loads(_gotensor("stat", url, "--json").stdout)["usage"]["keys"] == 3
     assert "[3, 4, 5]" in _gotensor("get", url, "x/a").stdout
     r = _gotensor("get", url, "x/a", "--out", str(tmp_path / "a.npy"))
     assert r.returncode == 0, r.stderr

@@ -106,7 +106,7 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
     by = {}
     for r in trs:
         by.setdefault((r["case"], r["transport"]), {})[(r["metric"], r["bytes"])] = r["value"]
-    sizes = sorted({r["bytes"] for r in trs if r["bytes"] > 4096})
+    sizes = sorted({r["bytes"] for r in trs if r["bytes"] > 4096 and r["metric"] != "peak_rss_over_capacity"})
     echo = by.get(("Go net.Conn echo", "tcp"), {})
     lines = ["## Remote memory node (`make bench-remote`)", "",
              "Loopback on this machine, client and server in separate processes; each figure is the median of three "
@@ -127,6 +127,10 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
     for (case, tr), m in by.items():
         rtt = m.get(("rtt_4KiB_us", 4096))
         cells = [case, tr, "-" if rtt is None else f"{rtt:.1f}" if rtt < 10 else f"{rtt:.0f}"]
+        rss = [(b, v) for (k, b), v in m.items() if k == "peak_rss_over_capacity"]
+        if rss:  # the node's peak RSS over its capacity, clients of mixed sizes
+            lines.append(f"| {case} | {tr} | peak RSS {rss[0][1]:.2f}x its {gib(rss[0][0])} capacity |" + " |" * (len(sizes) + 1))
+            continue
         for s in sizes:
             if ("write_GBps", s) in m:
                 cells.append(f"{m[('write_GBps', s)]:.2f} / {m[('read_GBps', s)]:.2f} / {m[('write_read_GBps', s)]:.2f}")

@@ -44,6 +44,10 @@ def rate_bits(rate: str) -> float:
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)]
 
 
+class Unshapeable(RuntimeError):
+    """The kernel cannot shape the link as asked (e.g. no netem)."""
+
+
 class ShapedLink:
     """A namespace with lo up; rate None leaves it unshaped."""
 
@@ -63,7 +67,10 @@ class ShapedLink:
             self._run("ip", "link", "set", "lo", "up")
             parent = ["root"]
             if self.delay_us:
-                self._run("tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "netem", "delay", f"{self.delay_us}us")
+                try:
+                    self._run("tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "netem", "delay", f"{self.delay_us}us")
+                except subprocess.CalledProcessError as e:
+                    raise Unshapeable(f"netem delay is not available here ({e.stderr.strip()})") from None
                 parent = ["parent", "1:", "handle", "2:"]
             if self.rate:
                 # burst: ~2 ms at the rate, at least 1 MB (smaller bursts starve high rates on lo)

@@ -1,7 +1,11 @@
 package binding
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/tensor"
 
 	"github.com/gotensor/gotensor/gotensor/frame"
 )
@@ -10,21 +14,23 @@ import (
 // start+shape[0]) of the tensor under key (see core.Store.WriteRows), in
 // key's order; gpu as for Write.
 func WriteRows(h int64, key string, start int64, raw []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
-	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	m, err := NewMeta(dtype, shape)
-	if err != nil {
-		return err
-	}
-	return ctxError(ctx, s.WriteRows(gpuContext(ctx, gpu), key, start, m, raw))
+	return rowsCall(h, key, dtype, shape, gpu, timeoutNs, func(ctx context.Context, s *core.Store, m tensor.Meta) error {
+		return s.WriteRows(ctx, key, start, m, raw)
+	})
 }
 
 // ReadRows decodes rows [start, start+shape[0]) of the tensor under key
 // into dst; dtype and shape are the rows'.
 func ReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
+	return rowsCall(h, key, dtype, shape, gpu, timeoutNs, func(ctx context.Context, s *core.Store, m tensor.Meta) error {
+		return s.ReadRows(ctx, key, start, m, dst)
+	})
+}
+
+// rowsCall runs a row operation in key's order, with the call's deadline
+// and the GPU's pinning in ctx.
+func rowsCall(h int64, key string, dtype int64, shape []int64, gpu int, timeoutNs int64,
+	op func(context.Context, *core.Store, tensor.Meta) error) error {
 	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return err
@@ -34,7 +40,7 @@ func ReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape [
 	if err != nil {
 		return err
 	}
-	return ctxError(ctx, s.ReadRows(gpuContext(ctx, gpu), key, start, m, dst))
+	return ctxError(ctx, op(gpuContext(ctx, gpu), s.Store, m))
 }
 
 // WorkCounters reports frame.Work as JSON {"encoded", "decoded"}: the raw

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	stdflate "compress/flate"
 	"hash/adler32"
-	"math"
 	"sync"
 
 	"github.com/klauspost/compress/flate"
@@ -127,9 +126,7 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 }
 
 // shrinks estimates from a sample of up to 16K bytes whether Huffman
-// coding shrinks p by more than 1.5%: the sample's order-0 entropy with
-// the Miller-Madow correction (without it a uniform plane looks 2%
-// compressible in 1K bytes).
+// coding shrinks p by more than 1.5% (entropyBits, planes_sample.go).
 func shrinks(p []byte, hist *[256]uint32) bool {
 	const sample = 16 << 10
 	if len(p) < 256 {
@@ -142,16 +139,7 @@ func shrinks(p []byte, hist *[256]uint32) bool {
 		hist[p[i]]++
 		m++
 	}
-	total := float64(m)
-	bins, bits := 0, 0.0
-	for _, c := range hist {
-		if c > 0 {
-			bins++
-			bits += float64(c) * math.Log2(total/float64(c))
-		}
-	}
-	bits += float64(bins-1) / (2 * math.Ln2) // Miller-Madow: (bins-1)/2N nats per byte
-	return bits < 0.985*8*total
+	return entropyBits(hist, m) < 0.985*8*float64(m)
 }
 
 // appendStored appends p as stored DEFLATE blocks to a byte-aligned

@@ -2,7 +2,6 @@ package codec
 
 import (
 	"encoding/binary"
-	"math"
 
 	"github.com/klauspost/compress/huff0"
 
@@ -12,7 +11,8 @@ import (
 
 // planes is gotensor's lossless float codec (ZipNN class): byte planes
 // (sign rotated next to the mantissa), huff0 on the exponent planes in
-// 64 KiB blocks, other planes raw unless a sample says they compress.
+// 64 KiB blocks, other planes raw unless a sample says they compress by 3% or more
+// (planes_sample.go).
 //
 // Chunk layout: the element width k (one byte); k mode bytes, one per
 // plane, most significant first (0: raw, 1: blocks); the raw planes, whole
@@ -126,36 +126,15 @@ func (ps *planeScratch) coded(src []byte, k int, rot bool, j int) bool {
 	return j == 0 || (j == 1 && k == 8) || ps.worthCoding(src, k, rot, j)
 }
 
-// worthCoding estimates from a sample of plane j whether huff0 would
-// shrink it by at least ~3%: a histogram of 1K elements is far cheaper
-// than a failed compression.
+// worthCoding reports whether a sample of plane j says huff0 would
+// shrink it by at least 3%: less is not worth the time of coding and
+// decoding it.
 func (ps *planeScratch) worthCoding(src []byte, k int, rot bool, j int) bool {
-	const sample = 1024
-	n := len(src) / k
-	if n < 64 {
+	if len(src)/k < 256 {
 		return false
 	}
-	m := min(n, sample)
-	ps.hist = [256]uint32{}
-	for i := 0; i < m; i++ {
-		var v uint64
-		for b := 0; b < k; b++ {
-			v |= uint64(src[i*k+b]) << (8 * b)
-		}
-		if rot {
-			v = rotl(v, k)
-		}
-		ps.hist[byte(v>>(8*(k-1-j)))]++
-	}
-	// Order-0 entropy of the sample, in bits: a bound on what huff0 can reach.
-	var bits float64
-	total := float64(m)
-	for _, c := range ps.hist {
-		if c > 0 {
-			bits += float64(c) * math.Log2(total/float64(c))
-		}
-	}
-	return bits < 0.97*8*total
+	bits, m := sampledPlaneBits(&ps.hist, src, k, rot, j)
+	return bits < 0.97*8*float64(m)
 }
 
 func encodePlane(out, p []byte, hs *huff0.Scratch) []byte {

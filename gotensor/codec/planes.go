@@ -61,6 +61,7 @@ type planeScratch struct {
 	huff  huff0.Scratch
 	hist  [256]uint32
 	plane [8][]byte
+	lit   literalTables // shuffle-deflate's pure-Go decoder
 }
 
 var planePool = pool.New(func() *planeScratch { return new(planeScratch) })

@@ -1,0 +1,373 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// inflateLiterals is the pure-Go decoder of the raw DEFLATE streams
+// gotensor's shuffle-deflate encoder writes (Huffman blocks of literals
+// only, and stored blocks), for builds without libdeflate: a lookup table
+// of 2^11 entries decodes up to four literals at once, where a general
+// inflater decodes one symbol per lookup (about twice compress/flate's
+// speed on real weights; libdeflate, where built in, is as fast). Streams
+// it does not handle (matches, as a hardware encoder writes) make it
+// return false and the caller inflates them the general way; so do
+// malformed ones, leaving the general inflater to report them. It never
+// reads or writes out of bounds.
+func inflateLiterals(dst, src []byte, lt *literalTables) bool {
+	r := bitReader{src: src}
+	o := 0
+	for {
+		r.refill()
+		final := r.take(1)
+		switch r.take(2) {
+		case 0:
+			if !r.stored(dst, &o) {
+				return false
+			}
+		case 1:
+			if !lt.build(fixedLengths()) {
+				return false
+			}
+			if !lt.decode(&r, dst, &o) {
+				return false
+			}
+		case 2:
+			lens, ok := r.dynamicLengths(lt)
+			if !ok || !lt.build(lens) || !lt.decode(&r, dst, &o) {
+				return false
+			}
+		default:
+			return false
+		}
+		if r.overrun() {
+			return false
+		}
+		if final == 1 {
+			break
+		}
+	}
+	return o == len(dst) && r.bytePos() == len(src)
+}
+
+const (
+	litTableBits = 11
+	litMaxBits   = 15
+	endOfBlock   = 256
+)
+
+// literalTables is the per-block decoding state.
+type literalTables struct {
+	single [1 << litTableBits]uint32 // symbol | length<<16; length 0: longer code or none
+	multi  [1 << litTableBits]uint64 // up to 4 literals | count<<32 | bits<<40; count 0: slow path
+	canonicalCode
+	lens [288 + 32]uint8
+}
+
+// canonicalCode is a Huffman code for the bit-by-bit slow path.
+type canonicalCode struct {
+	count  [litMaxBits + 1]uint16 // codes per length
+	symbol [288]uint16            // symbols in canonical order
+}
+
+// fixed is the literal/length code lengths of fixed Huffman blocks.
+var fixed = func() (l [288]uint8) {
+	for i := range l {
+		switch {
+		case i < 144, i >= 280:
+			l[i] = 8
+		case i < 256:
+			l[i] = 9
+		default:
+			l[i] = 7
+		}
+	}
+	return l
+}()
+
+func fixedLengths() []uint8 { return fixed[:] }
+
+// build makes the tables of the literal/length code with these lengths;
+// false for an over-subscribed code.
+func (lt *literalTables) build(lens []uint8) bool {
+	if !lt.canonical(lens) {
+		return false
+	}
+	var next [litMaxBits + 1]uint16
+	code := uint16(0)
+	for l := 1; l <= litMaxBits; l++ {
+		code = (code + lt.count[l-1]) << 1
+		next[l] = code
+	}
+	lt.single = [1 << litTableBits]uint32{}
+	for s, l := range lens {
+		if l == 0 || l > litTableBits {
+			continue
+		}
+		c := next[l]
+		next[l]++
+		rev := bits.Reverse16(c) >> (16 - l)
+		for k := int(rev); k < 1<<litTableBits; k += 1 << l {
+			lt.single[k] = uint32(s) | uint32(l)<<16
+		}
+	}
+	for idx := range lt.multi {
+		var lits uint64
+		n, used := 0, uint(0)
+		for n < 4 {
+			e := lt.single[idx>>used]
+			l := uint(e >> 16)
+			s := e & 0xFFFF
+			if l == 0 || used+l > litTableBits || s >= endOfBlock {
+				break
+			}
+			lits |= uint64(s) << (8 * n)
+			n++
+			used += l
+		}
+		lt.multi[idx] = lits | uint64(n)<<32 | uint64(used)<<40
+	}
+	return true
+}
+
+// decode decodes literals up to the end of the block into dst[*o:].
+func (lt *literalTables) decode(r *bitReader, dst []byte, o *int) bool {
+	p := *o
+	const mask = 1<<litTableBits - 1
+	multi := &lt.multi
+	src := r.src
+	for {
+		// fast path: the bit buffer in registers, four lookups per refill
+		// (each consumes at most 11 of the 56 bits a refill guarantees)
+		bv, n, pos := r.bits, r.n, r.pos
+		for p+16 <= len(dst) && pos+8 <= len(src) {
+			bv |= binary.LittleEndian.Uint64(src[pos:]) << (n & 63)
+			k := (63 - n) >> 3
+			pos += int(k)
+			n += 8 * k
+			e := multi[bv&mask]
+			c := int(e >> 32 & 0xFF)
+			if c == 0 {
+				break
+			}
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
+			p += c
+			u := uint(e>>40) & 63
+			bv >>= u
+			n -= u
+			e = multi[bv&mask]
+			if c = int(e >> 32 & 0xFF); c == 0 {
+				break
+			}
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
+			p += c
+			u = uint(e>>40) & 63
+			bv >>= u
+			n -= u
+			e = multi[bv&mask]
+			if c = int(e >> 32 & 0xFF); c == 0 {
+				break
+			}
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
+			p += c
+			u = uint(e>>40) & 63
+			bv >>= u
+			n -= u
+			e = multi[bv&mask]
+			if c = int(e >> 32 & 0xFF); c == 0 {
+				break
+			}
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
+			p += c
+			u = uint(e>>40) & 63
+			bv >>= u
+			n -= u
+		}
+		r.bits, r.n, r.pos = bv, n, pos
+		// slow path: one symbol (a long code, the end of the block, the
+		// last bytes of dst or of src)
+		r.refill()
+		s, ok := lt.slowSymbol(r)
+		switch {
+		case !ok || s > endOfBlock || r.overrun():
+			return false
+		case s == endOfBlock:
+			*o = p
+			return true
+		case p >= len(dst):
+			return false
+		}
+		dst[p] = byte(s)
+		p++
+	}
+}
+
+// slowSymbol decodes one symbol bit by bit (canonical decoding).
+func (lt *canonicalCode) slowSymbol(r *bitReader) (int, bool) {
+	code, first, index := 0, 0, 0
+	for l := 1; l <= litMaxBits; l++ {
+		code |= int(r.take(1))
+		c := int(lt.count[l])
+		if code-c < first {
+			return int(lt.symbol[index+code-first]), true
+		}
+		index += c
+		first = (first + c) << 1
+		code <<= 1
+	}
+	return 0, false
+}
+
+// bitReader reads a DEFLATE stream least significant bit first; past the
+// end it reads zeros and counts them.
+type bitReader struct {
+	src  []byte
+	pos  int // next byte of src to load
+	bits uint64
+	n    uint // bits in bits
+	pad  int  // zero bytes loaded past the end
+}
+
+// refill loads bytes until at least 56 bits (and at most 63) are held.
+func (r *bitReader) refill() {
+	if r.pos+8 <= len(r.src) {
+		r.bits |= binary.LittleEndian.Uint64(r.src[r.pos:]) << r.n
+		k := (63 - r.n) >> 3
+		r.pos += int(k)
+		r.n += 8 * k
+		return
+	}
+	for r.n < 56 {
+		if r.pos < len(r.src) {
+			r.bits |= uint64(r.src[r.pos]) << r.n
+			r.pos++
+		} else {
+			r.pad++
+		}
+		r.n += 8
+	}
+}
+
+// take returns the next k (at most 32) bits; refill first.
+func (r *bitReader) take(k uint) uint64 {
+	if r.n < k {
+		r.refill()
+	}
+	v := r.bits & (1<<k - 1)
+	r.bits >>= k
+	r.n -= k
+	return v
+}
+
+// overrun reports whether bits past the end of src were consumed.
+func (r *bitReader) overrun() bool { return int(r.n/8) < r.pad }
+
+// bytePos is the position in src of the next whole byte not consumed
+// (the bits held include the zero bytes loaded past the end).
+func (r *bitReader) bytePos() int { return r.pos + r.pad - int(r.n/8) }
+
+// stored copies a stored block (after its 3 header bits) into dst[*o:].
+func (r *bitReader) stored(dst []byte, o *int) bool {
+	r.take(r.n % 8) // to a byte boundary
+	if r.overrun() {
+		return false
+	}
+	p := r.bytePos()
+	if p+4 > len(r.src) {
+		return false
+	}
+	n := int(binary.LittleEndian.Uint16(r.src[p:]))
+	if uint16(n) != ^binary.LittleEndian.Uint16(r.src[p+2:]) || p+4+n > len(r.src) || *o+n > len(dst) {
+		return false
+	}
+	copy(dst[*o:], r.src[p+4:p+4+n])
+	*o += n
+	*r = bitReader{src: r.src, pos: p + 4 + n}
+	return true
+}
+
+var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+
+// dynamicLengths reads a dynamic block's code lengths and returns those
+// of the literal/length code.
+func (r *bitReader) dynamicLengths(lt *literalTables) ([]uint8, bool) {
+	r.refill()
+	nlit := int(r.take(5)) + 257
+	ndist := int(r.take(5)) + 1
+	ncl := int(r.take(4)) + 4
+	if nlit > 286 || ndist > 30 {
+		return nil, false
+	}
+	var cl [19]uint8
+	for i := 0; i < ncl; i++ {
+		if i%8 == 0 {
+			r.refill()
+		}
+		cl[clOrder[i]] = uint8(r.take(3))
+	}
+	// the code-length code, decoded bit by bit with the slow path's tables
+	var clt canonicalCode
+	if !clt.canonical(cl[:]) {
+		return nil, false
+	}
+	lens := lt.lens[:nlit+ndist]
+	for i := 0; i < len(lens); {
+		r.refill()
+		s, ok := clt.slowSymbol(r)
+		if !ok {
+			return nil, false
+		}
+		rep, val := 1, uint8(s)
+		switch s {
+		case 16:
+			if i == 0 {
+				return nil, false
+			}
+			rep, val = 3+int(r.take(2)), lens[i-1]
+		case 17:
+			rep, val = 3+int(r.take(3)), 0
+		case 18:
+			rep, val = 11+int(r.take(7)), 0
+		}
+		if i+rep > len(lens) {
+			return nil, false
+		}
+		for ; rep > 0; rep-- {
+			lens[i] = val
+			i++
+		}
+	}
+	if r.overrun() || lens[endOfBlock] == 0 {
+		return nil, false
+	}
+	return lens[:nlit], true
+}
+
+// canonical builds the code with these lengths; false for an
+// over-subscribed one.
+func (lt *canonicalCode) canonical(lens []uint8) bool {
+	lt.count = [litMaxBits + 1]uint16{}
+	for _, l := range lens {
+		lt.count[l]++
+	}
+	lt.count[0] = 0
+	left := 1
+	for l := 1; l <= litMaxBits; l++ {
+		left = left<<1 - int(lt.count[l])
+		if left < 0 {
+			return false
+		}
+	}
+	var offs [litMaxBits + 2]uint16
+	for l := 1; l <= litMaxBits; l++ {
+		offs[l+1] = offs[l] + lt.count[l]
+	}
+	for s, l := range lens {
+		if l != 0 {
+			lt.symbol[offs[l]] = uint16(s)
+			offs[l]++
+		}
+	}
+	return true
+}

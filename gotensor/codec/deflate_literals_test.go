@@ -1,0 +1,111 @@
+package codec
+
+import (
+	"bytes"
+	stdflate "compress/flate"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// stdInflate is the reference: Go's compress/flate.
+func stdInflate(src []byte, n int) ([]byte, error) {
+	out, err := io.ReadAll(stdflate.NewReader(bytes.NewReader(src)))
+	if err == nil && len(out) != n {
+		return out, io.ErrUnexpectedEOF
+	}
+	return out, err
+}
+
+func stdDeflate(t testing.TB, src []byte, level int) []byte {
+	var b bytes.Buffer
+	w, err := stdflate.NewWriter(&b, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(src)
+	w.Close()
+	return b.Bytes()
+}
+
+// The literal decoder reads what shuffle-deflate writes, and agrees with
+// compress/flate on streams of literal and stored blocks from other
+// encoders; streams with matches it leaves to the general inflater.
+func TestInflateLiteralsMatchesFlate(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	var lt literalTables
+	for it := 0; it < 60; it++ {
+		d := []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32, tensor.Float64}[it%4]
+		n := 1 + r.IntN(200000)
+		src := make([]byte, n*d.Size())
+		for i := 0; i < n; i++ {
+			storer(d)(src, i, float32(r.NormFloat64()*0.05))
+		}
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}}
+		enc, _, err := shuffleDeflate{}.Encode(nil, src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := stdInflate(enc, len(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(src))
+		if !inflateLiterals(got, enc, &lt) || !bytes.Equal(got, want) {
+			t.Fatalf("it %d %v n %d: shuffle-deflate stream not decoded like compress/flate", it, d, n)
+		}
+		for _, level := range []int{stdflate.HuffmanOnly, stdflate.NoCompression, stdflate.BestSpeed} {
+			s := stdDeflate(t, src, level)
+			got := make([]byte, len(src))
+			ok := inflateLiterals(got, s, &lt)
+			if ok && !bytes.Equal(got, src) {
+				t.Fatalf("it %d level %d: decoded wrong bytes", it, level)
+			}
+			if !ok && level != stdflate.BestSpeed {
+				t.Fatalf("it %d level %d: literal-only stream refused", it, level)
+			}
+		}
+	}
+	// matches: refused, never decoded wrong
+	rep := bytes.Repeat([]byte("gotensor planes "), 5000)
+	s := stdDeflate(t, rep, stdflate.BestSpeed)
+	if inflateLiterals(make([]byte, len(rep)), s, &lt) {
+		t.Fatal("a stream with matches was taken by the literal decoder")
+	}
+}
+
+// Truncated, extended and corrupted streams never panic, and whatever the
+// literal decoder accepts compress/flate decodes to the same bytes.
+func FuzzInflateLiterals(f *testing.F) {
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float32} {
+		n := 3000
+		src := make([]byte, n*d.Size())
+		for i := 0; i < n; i++ {
+			storer(d)(src, i, float32(r.NormFloat64()))
+		}
+		enc, _, _ := shuffleDeflate{}.Encode(nil, src, Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}})
+		f.Add(enc, uint16(len(src)), uint32(0))
+		f.Add(enc, uint16(len(src)), uint32(len(enc)/2)<<8|0x10)
+		f.Add(enc[:len(enc)-3], uint16(len(src)), uint32(0))
+		f.Add(stdDeflate(f, src, stdflate.HuffmanOnly), uint16(len(src)), uint32(7)<<8|1)
+		f.Add(stdDeflate(f, src[:1000], stdflate.NoCompression), uint16(1000), uint32(3)<<8|0x80)
+	}
+	f.Fuzz(func(t *testing.T, stream []byte, size uint16, flip uint32) {
+		s := bytes.Clone(stream)
+		if i := int(flip >> 8); len(s) > 0 && flip&0xFF != 0 {
+			s[i%len(s)] ^= byte(flip)
+		}
+		var lt literalTables
+		got := make([]byte, size)
+		if !inflateLiterals(got, s, &lt) {
+			return
+		}
+		want, err := stdInflate(s, int(size))
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("decoded %d bytes differently from compress/flate", size)
+		}
+	})
+}

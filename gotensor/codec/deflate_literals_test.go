@@ -109,3 +109,30 @@ func FuzzInflateLiterals(f *testing.F) {
 		}
 	})
 }
+
+// A shuffle-deflate chunk from another encoder (LZ77 matches, as a
+// BlueField-2 writes) still decodes: the literal decoder hands it on.
+func TestShuffleDeflateDecodesStreamsWithMatches(t *testing.T) {
+	n := 20000
+	src := make([]byte, 2*n)
+	for i := 0; i < n; i++ {
+		storer(tensor.BFloat16)(src, i, float32(i%7)/4) // repetitive: matches
+	}
+	in := Info{Meta: tensor.Meta{DType: tensor.BFloat16, Shape: []int64{int64(n)}}}
+	pl := newPlanes(2, n)
+	splitPlanes(pl, src, 2, true)
+	shuffled := append(bytes.Clone(pl[0]), pl[1]...)
+	stream := stdDeflate(t, shuffled, stdflate.BestSpeed)
+	var lt literalTables
+	if inflateLiterals(make([]byte, len(shuffled)), stream, &lt) {
+		t.Fatal("a stream with matches was taken by the literal decoder")
+	}
+	back := make([]byte, len(src))
+	if err := (shuffleDeflate{}).Decode(back, stream, in, checksum(shuffled)); err != nil || !bytes.Equal(back, src) {
+		t.Fatalf("decode: %v", err)
+	}
+	stream[len(stream)/2] ^= 0x55
+	if err := (shuffleDeflate{}).Decode(back, stream, in, checksum(shuffled)); err == nil {
+		t.Fatal("a corrupted stream decoded without an error")
+	}
+}

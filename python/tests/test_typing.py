@@ -165,3 +165,13 @@ def test_len_counts_the_keys(store):
     assert len(store) == 3
     store.delete("k1")
     assert len(store) == 2 == len(store.keys())
+
+
+def test_flexgen_public_api_is_documented():
+    gtf = pytest.importorskip("gotensor.flexgen")
+    for name in gtf.__all__:
+        obj = getattr(gtf, name)
+        assert (inspect.getdoc(obj) or "").strip(), f"gotensor.flexgen.{name} has no docstring"
+    for name, fn in _public(gtf.GoTensorDevice):
+        if fn.__module__.startswith("gotensor") and name != "__init__":
+            assert (inspect.getdoc(fn) or "").strip(), f"GoTensorDevice.{name} has no docstring"

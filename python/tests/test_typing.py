@@ -101,8 +101,9 @@ def test_a_typed_user_program_passes_mypy_strict(tmp_path, request):
         env["MYPYPATH"] = root
     # silent: torch's and numpy's own typing is theirs to keep; gotensor's
     # signatures are what this program sees
+    cache = request.config.cache.mkdir("mypy") if request.config.cache is not None else tmp_path / "mypy-cache"
     cmd = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-error-summary",
-           "--cache-dir", str(request.config.cache.mkdir("mypy")), str(prog)]
+           "--cache-dir", str(cache), str(prog)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
 

@@ -280,7 +280,7 @@ def main() -> int:
              f"{a.max_bytes >> 20} MiB, log-uniform, every codec; reads sync, async and into out=, each checked; deletes; "
              "stats; reads of missing keys). RSS: the peak during warm-up and after it; the check is "
              "growth <= 10% for the client and the node. Warm-up = a fill phase (every thread writes, reads back, "
-             "replaces and deletes a tensor of each power-of-two size, each codec on several threads at once, which fills the bounded pools "
+             "replaces and deletes a tensor of each power-of-two size, each codec on half the threads at once, which fills the bounded pools "
              "gotensor reuses memory from: a mem:// store's idle frames, frame and codec scratch) plus the first quarter "
              f"of the operations; {malloc}.", "",
              "| store | operations | fill s | seconds | failed checks | keys left | client RSS warm-up / after (MiB) | node RSS warm-up / after (MiB) | result |",

@@ -4,14 +4,28 @@ Per store (mem://, file://, a tcp:// node and a ucx:// node): THREADS threads ea
 random: writes (sync and async) of 1 byte to 8 MiB (log-uniform) with every codec, reads back (sync, async, into
 out=) checked against what that thread last wrote under the key (lossless byte for byte; q4/q8 within their
 error bound), deletes, stats and reads of missing keys (errors). The client's RSS is sampled as it goes; after
-warm-up (the first quarter) it must stay within 10% of its warm-up peak, and a node's too. A last phase makes
-ERR failing calls and reports the RSS they leave behind per call (each error crosses gopy as a C string).
+warm-up it must stay within 10% of its warm-up peak, and a node's too. A last phase makes ERR failing calls
+and reports the RSS they leave behind per call (each error crosses gopy as a C string).
+
+Warm-up is a fill phase, then the first quarter of the mixed operations. The memory gotensor keeps for reuse
+is bounded but fills as sizes come by: a mem:// store's idle frames (4 per power-of-two size class), the frame
+writer's scratch (128 MiB) and the codecs' per-worker scratch. The fill phase has every thread write, read
+back (sync, async, into out=), replace and delete a tensor of each power-of-two size up to the largest, each
+codec on half the threads at once, so those pools are full before growth is measured.
+
+glibc's malloc raises its mmap threshold to the largest block freed, after which torch's multi-MiB tensors,
+freed in random sizes by 8 threads, fragment its arenas: the client's RSS then grew 1.5 -> 2.6 GiB in 24,000
+operations on mem:// while the Go heap stayed under 0.5 GiB (GODEBUG=gctrace=1). The soak fixes the threshold
+at --mmap-threshold (M_MMAP_THRESHOLD; 0 keeps glibc's default) so that RSS measures gotensor, not the
+allocator of the test's own tensors; the table says which was used.
 JSON and a RESULTS.md section; exits 1 if a check fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import math
 import os
 import random
@@ -55,6 +69,39 @@ def close_enough(got: torch.Tensor, want: torch.Tensor, codec: str) -> bool:
     levels = 15 if codec == "q4" else 255
     span = float(want.float().max() - want.float().min()) if want.numel() else 0.0
     return bool(((got.float() - want.float()).abs() <= span / levels * 0.6 + 1e-2 * want.float().abs() + 1e-6).all())
+
+
+def fill(store, tid: int, threads: int, max_bytes: int) -> None:
+    """The fill phase of one thread: a tensor of each power-of-two size up to max_bytes written, replaced under
+    the same key (the first frame goes to the store's pool) and read back (sync, async or into out=, in turn);
+    at the end every key is deleted. Each thread takes every other codec (bfloat16 for the float codecs, int64
+    for the byte codecs), so each runs at every size on half the threads at once."""
+    sizes = [1 << k for k in range(max_bytes.bit_length()) if 1 << k <= max_bytes]
+    combos = [(torch.bfloat16, c) for c in LOSSLESS + LOSSY] + [(torch.int64, c) for c in BYTES]
+    stride = 2 if threads >= 2 else 1
+    combos = combos[tid % stride::stride]
+    for n in sizes:
+        key = f"fill/{tid}/{n}"
+        for i, (dt, codec) in enumerate(combos):
+            elems = max(1, n // torch.tensor([], dtype=dt).element_size())
+            t = (torch.randn(elems) * 0.02).to(dt) if dt.is_floating_point else torch.randint(0, 1 << 20, (elems,))
+            store.write_tensor(key, t, codec=codec)
+            store.write_tensor_async(key, t, codec=codec).result()
+            if i % 3 == 0:
+                store.read_tensor(key)
+            elif i % 3 == 1:
+                store.read_tensor_async(key).result()
+            else:
+                store.read_tensor(key, out=torch.empty_like(t))
+        store.delete(key)
+
+
+def fix_mmap_threshold(nbytes: int) -> bool:
+    """Fix glibc malloc's mmap threshold (M_MMAP_THRESHOLD; this also stops its dynamic adjustment)."""
+    libc = ctypes.util.find_library("c")
+    if not nbytes or not libc:
+        return False
+    return bool(ctypes.CDLL(libc).mallopt(-3, nbytes))  # -3: M_MMAP_THRESHOLD
 
 
 def worker(store, tid: int, ops: int, max_bytes: int, seed: int, errors: list, counts: dict, lock) -> None:
@@ -129,8 +176,18 @@ class Node:
 def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
     import gotensor
     errors, counts, lock = [], {}, threading.Lock()
-    samples = []  # (fraction done, client rss, node rss)
+    samples = []  # (fraction done, client rss, node rss); the fill phase counts as done 0
     with gotensor.open(url) as store:
+        t0 = time.perf_counter()
+        fillers = [threading.Thread(target=fill, args=(store, i, threads, max_bytes)) for i in range(threads)]
+        for t in fillers:
+            t.start()
+        while any(t.is_alive() for t in fillers):
+            time.sleep(0.25)
+            samples.append((0.0, rss(), rss(node.p.pid) if node else 0))
+        for t in fillers:
+            t.join()
+        fill_secs = time.perf_counter() - t0
         ts = [threading.Thread(target=worker, args=(store, i, ops, max_bytes, seed, errors, counts, lock)) for i in range(threads)]
         t0 = time.perf_counter()
         for t in ts:
@@ -151,7 +208,7 @@ def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
     peak_after = max(s[1] for s in after)
     node_warm = max(s[2] for s in warm)
     node_after = max(s[2] for s in after)
-    rec = {"store": name, "threads": threads, "ops": total, "seconds": secs, "counts": counts, "errors": errors[:20],
+    rec = {"store": name, "threads": threads, "ops": total, "seconds": secs, "fill_seconds": fill_secs, "counts": counts, "errors": errors[:20],
            "n_errors": len(errors), "keys_left": len(left), "client_rss_warm": peak_warm, "client_rss_after": peak_after,
            "client_growth": peak_after / peak_warm - 1, "node_rss_warm": node_warm, "node_rss_after": node_after,
            "node_growth": (node_after / node_warm - 1) if node_warm else 0.0}
@@ -186,7 +243,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default=os.path.join(HERE, "results", "soak.json"))
     ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--mmap-threshold", type=int, default=128 << 10,
+                    help="fix glibc malloc's mmap threshold at this many bytes (0: glibc's dynamic default)")
     a = ap.parse_args()
+    fixed = fix_mmap_threshold(a.mmap_threshold)
     import gotensor
     sys.path.insert(0, HERE)
     from _report import update_markdown, write_json
@@ -204,7 +264,7 @@ def main() -> int:
                 if node:
                     node.stop()
             recs.append(r)
-            print(f"{kind:5} {r['ops']} ops in {r['seconds']:.0f} s: {r['n_errors']} errors, {r['keys_left']} keys left, "
+            print(f"{kind:5} fill {r['fill_seconds']:.0f} s, {r['ops']} ops in {r['seconds']:.0f} s: {r['n_errors']} errors, {r['keys_left']} keys left, "
                   f"client RSS {r['client_rss_warm'] / 2**20:.0f} -> {r['client_rss_after'] / 2**20:.0f} MiB "
                   f"({r['client_growth']:+.1%}), node {r['node_rss_warm'] / 2**20:.0f} -> {r['node_rss_after'] / 2**20:.0f} MiB "
                   f"({r['node_growth']:+.1%}) {'ok' if r['ok'] else 'FAILED'}", flush=True)
@@ -212,17 +272,22 @@ def main() -> int:
                 print("   ", e)
     leak = error_leak(a.error_calls)
     print(f"errors: {leak['calls']} failing calls leave {leak['bytes_per_call']:.1f} bytes of RSS each", flush=True)
-    write_json(a.json, recs, benchmark="soak", error_leak=leak)
+    write_json(a.json, recs, benchmark="soak", error_leak=leak, mmap_threshold=a.mmap_threshold if fixed else 0)
+    malloc = (f"glibc's mmap threshold fixed at {a.mmap_threshold >> 10} KiB (see bench/soak.py)" if fixed
+              else "glibc's malloc left at its dynamic mmap threshold")
     lines = ["## Soak (`make soak`)", "",
              f"{a.threads} threads x {a.ops:,} mixed operations per store (writes sync and async of 1 B to "
              f"{a.max_bytes >> 20} MiB, log-uniform, every codec; reads sync, async and into out=, each checked; deletes; "
-             "stats; reads of missing keys). RSS: the peak during warm-up (first quarter) and after it; the check is "
-             "growth <= 10% for the client and the node.", "",
-             "| store | operations | seconds | failed checks | keys left | client RSS warm-up / after (MiB) | node RSS warm-up / after (MiB) | result |",
-             "|---|---|---|---|---|---|---|---|"]
+             "stats; reads of missing keys). RSS: the peak during warm-up and after it; the check is "
+             "growth <= 10% for the client and the node. Warm-up = a fill phase (every thread writes, reads back, "
+             "replaces and deletes a tensor of each power-of-two size, each codec on half the threads at once, which fills the bounded pools "
+             "gotensor reuses memory from: a mem:// store's idle frames, frame and codec scratch) plus the first quarter "
+             f"of the operations; {malloc}.", "",
+             "| store | operations | fill s | seconds | failed checks | keys left | client RSS warm-up / after (MiB) | node RSS warm-up / after (MiB) | result |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
         node = f"{r['node_rss_warm'] / 2**20:.0f} / {r['node_rss_after'] / 2**20:.0f}" if r["node_rss_warm"] else "-"
-        lines.append(f"| {r['store']} | {r['ops']:,} | {r['seconds']:.0f} | {r['n_errors']} | {r['keys_left']} | "
+        lines.append(f"| {r['store']} | {r['ops']:,} | {r['fill_seconds']:.0f} | {r['seconds']:.0f} | {r['n_errors']} | {r['keys_left']} | "
                      f"{r['client_rss_warm'] / 2**20:.0f} / {r['client_rss_after'] / 2**20:.0f} | {node} | "
                      f"{'ok' if r['ok'] else 'FAILED'} |")
     lines += ["", f"Failing calls: {leak['calls']:,} reads of a missing key left {leak['bytes_per_call']:.1f} bytes of RSS "

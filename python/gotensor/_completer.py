@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import threading
 from concurrent.futures import Future
+from typing import Any, Callable
 
 from . import errors
 from ._native_lib import native
 
 
-class OpFuture(Future):
+class OpFuture(Future[Any]):
     """A future for a Go operation. cancel() on a running operation cancels
     its context: it then fails with gotensor.Timeout (unless it finished
     first). cancel() returns whether the operation was still running."""
@@ -24,6 +25,8 @@ class OpFuture(Future):
     _op = 0
 
     def cancel(self) -> bool:
+        """Cancel the future, or the Go operation behind it while it runs.
+        Returns whether it was still pending or running."""
         if super().cancel():
             return True
         op = self._op
@@ -33,10 +36,11 @@ class OpFuture(Future):
 class _Completer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending: dict[int, tuple[Future, object, object]] = {}
+        self._pending: dict[int, tuple[Future[Any], object, Callable[[Any, Future[Any]], None]]] = {}
         self._thread: threading.Thread | None = None
 
-    def submit(self, start, keep, on_done, future: Future | None = None) -> Future:
+    def submit(self, start: Callable[[], int], keep: object, on_done: Callable[[Any, Future[Any]], None],
+               future: Future[Any] | None = None) -> Future[Any]:
         """Start an operation: start() returns its id; keep is held until it
         finishes; on_done(value, future) completes the future (or chains
         another operation onto it)."""
@@ -46,7 +50,7 @@ class _Completer:
         with self._lock:  # held so the result cannot be seen before it is registered
             op = errors.call(start)
             self._pending[op] = (fut, keep, on_done)
-            fut._op = op
+            fut._op = op  # type: ignore[attr-defined]
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="gotensor-completer", daemon=True)
                 self._thread.start()
@@ -62,9 +66,9 @@ class _Completer:
             except BaseException:  # noqa: BLE001 - never let the thread die; each record is guarded below
                 pass
 
-    def _complete(self, rec: dict) -> None:
+    def _complete(self, rec: dict[str, Any]) -> None:
         with self._lock:
-            entry = self._pending.pop(rec.get("op"), None)
+            entry = self._pending.pop(rec.get("op", 0), None)
         if entry is None:
             return
         fut, keep, on_done = entry

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 # go-nvml resolves NVML's symbols when it loads libnvidia-ml at run time, so
 # the extension must be bound lazily: CPython loads extensions with
@@ -12,7 +13,7 @@ import sys
 _flags = sys.getdlopenflags()
 sys.setdlopenflags((_flags & ~os.RTLD_NOW) | os.RTLD_LAZY)
 try:
-    from ._native import pybind as native
+    from ._native import pybind as _pybind
 except ImportError as e:  # pragma: no cover - only on a broken install
     raise ImportError(
         "gotensor's native core (gotensor/_native) is missing or failed to load: "
@@ -20,5 +21,9 @@ except ImportError as e:  # pragma: no cover - only on a broken install
     ) from e
 finally:
     sys.setdlopenflags(_flags)
+
+# gopy's generated module carries no annotations: its functions take and
+# return ints, strs and bools, and raise RuntimeError("Kind: text").
+native: Any = _pybind
 
 __all__ = ["native"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
+from typing import Any
 
 import torch
 
@@ -88,7 +89,22 @@ def _flat_bytes(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1).view(torch.uint8) if t.dim() else t.reshape(1).view(torch.uint8)
 
 
-def _wait(fut) -> None:
+def _side_stream(t: torch.Tensor) -> torch.cuda.Stream | None:
+    """A side stream for the staging copies of CUDA tensor t (None for a host
+    tensor). It first waits for the work queued on t's device's current
+    stream: the kernel producing t (or, for a read, the last use of the
+    memory t was allocated in) may still be running there. t's memory is
+    marked in use by the side stream, so the caching allocator does not hand
+    it out again before the side stream's copies are done."""
+    if not t.is_cuda:
+        return None
+    side = torch.cuda.Stream(device=t.device)
+    side.wait_stream(torch.cuda.current_stream(t.device))
+    t.record_stream(side)
+    return side
+
+
+def _wait(fut: Any) -> None:
     if fut is not None:
         fut.result()
 
@@ -102,12 +118,12 @@ def write_staged(h: int, key: str, t: torch.Tensor, dtype: int, shape: tuple, co
     shape_arr = dims(shape)
     wh = errors.call(native.begin_write, h, key, dtype, shape_ptr(shape_arr), len(shape_arr), codec, gpu)
     bufs: list[torch.Tensor] = []
-    pending = [None, None]
+    pending: list[Any] = [None, None]
     try:
         cs = errors.call(native.writer_chunk, wh)
         seg = max(cs, segment // cs * cs)
         bufs = [pool.acquire(min(seg, n)) for _ in range(2)]
-        stream = torch.cuda.Stream(device=t.device) if t.is_cuda else None
+        stream = _side_stream(t)
         for i, off in enumerate(range(0, n, seg)):
             k, length = i % 2, min(seg, n - off)
             _wait(pending[k])  # Go is done with this buffer
@@ -144,12 +160,12 @@ def read_staged(fh: int, out: torch.Tensor, gpu: int, timeout_ns: int = 0, segme
     flat = _flat_bytes(out)
     n = flat.numel()
     bufs: list[torch.Tensor] = []
-    copied = [None, None]  # CUDA events: host-to-device copy out of each buffer done
+    copied: list[Any] = [None, None]  # CUDA events: host-to-device copy out of each buffer done
     try:
         cs = errors.call(native.fetch_chunk, fh) or n
         seg = max(cs, segment // cs * cs)
         bufs = [pool.acquire(min(seg, n)) for _ in range(2)]
-        stream = torch.cuda.Stream(device=out.device) if out.is_cuda else None
+        stream = _side_stream(out)
         for i, off in enumerate(range(0, n, seg)):
             k, length = i % 2, min(seg, n - off)
             if copied[k] is not None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import struct
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 
-def load_llama2c(path: str) -> dict[str, np.ndarray]:
+def load_llama2c(path: str) -> dict[str, npt.NDArray[Any]]:
     """The fp32 weights of a llama2.c checkpoint (e.g. stories260K.bin),
     by name, in file order."""
     with open(path, "rb") as f:
@@ -48,7 +51,7 @@ def load_llama2c(path: str) -> dict[str, np.ndarray]:
     return out
 
 
-def load_safetensors(path: str) -> dict[str, tuple[str, np.ndarray]]:
+def load_safetensors(path: str) -> dict[str, tuple[str, npt.NDArray[Any]]]:
     """The tensors of a .safetensors file as {name: (safetensors dtype,
     array)}, read with the safetensors library. BF16 and F8 arrays hold the
     raw bits (uint16 / uint8): numpy has no such dtypes."""

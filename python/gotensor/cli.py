@@ -10,6 +10,7 @@ import argparse
 import os
 import shutil
 import sys
+from typing import Sequence
 
 NODE = "gotensor-serve"
 
@@ -336,7 +337,9 @@ def _scrub(text: str, args) -> str:
     return text
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `gotensor` command line: parse argv (default sys.argv[1:]), run
+    the command and return its exit status (errors are printed, not raised)."""
     args = None
     try:
         p = parser()

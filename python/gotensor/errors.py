@@ -7,6 +7,9 @@ The Go core classifies every error; its kind arrives as the message prefix
 from __future__ import annotations
 
 import re
+from typing import Any, Callable, TypeVar
+
+_T = TypeVar("_T")
 
 
 class GotensorError(Exception):
@@ -78,7 +81,7 @@ class Unsupported(GotensorError):
     kind = "Unsupported"
 
 
-_BY_KIND = {
+_BY_KIND: dict[str, type[GotensorError]] = {
     cls.kind: cls
     for cls in (InvalidArgument, KeyNotFound, CorruptData, StoreFull, StoreClosed,
                 Unavailable, Unauthorized, Timeout, Unsupported)
@@ -122,8 +125,9 @@ def from_message(message: str) -> GotensorError:
     return from_kind(kind if sep else "Internal", message)
 
 
-def call(fn, *args):
-    """Call a native function, turning its errors into typed exceptions."""
+def call(fn: Callable[..., _T], *args: Any) -> _T:
+    """Call a native function, turning its errors (RuntimeError "Kind: text")
+    into the typed exception of their kind."""
     try:
         return fn(*args)
     except RuntimeError as e:

@@ -4,12 +4,15 @@ library: Store.save_safetensors and `gotensor export URL --to FILE`."""
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import InvalidArgument, Unsupported
 
+if TYPE_CHECKING:
+    from .store import Store
 
-def _save(store, path: str | os.PathLike, names: dict[str, str]) -> dict:
+
+def _save(store: Store, path: str | os.PathLike[str], names: dict[str, str]) -> dict[str, Any]:
     """Write {name in the file: key in the store} to path (replaced only once
     the whole file is written). Returns tensors and raw_bytes."""
     try:
@@ -31,14 +34,14 @@ def _save(store, path: str | os.PathLike, names: dict[str, str]) -> dict:
     return {"tensors": len(out), "raw_bytes": sum(t.numel() * t.element_size() for t in out.values())}
 
 
-def save_safetensors(store, path: str | os.PathLike, keys: Iterable[str] | None = None) -> dict:
+def save_safetensors(store: Store, path: str | os.PathLike[str], keys: Iterable[str] | None = None) -> dict[str, Any]:
     """The tensors under keys (all of the store's when None), named by
     their keys, into the .safetensors file at path."""
     keys = store.keys() if keys is None else list(keys)
     return _save(store, path, {k: k for k in keys})
 
 
-def export(store, path: str | os.PathLike, prefix: str = "") -> dict:
+def export(store: Store, path: str | os.PathLike[str], prefix: str = "") -> dict[str, Any]:
     """The keys starting with prefix into path, named without the prefix
     (`gotensor load FILE --prefix P` puts them back under the same keys)."""
     keys = store.keys(prefix)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -87,7 +87,7 @@ def _write(store, key: str, t: torch.Tensor, codec: str) -> str | None:
 
 
 def load(src: str, url: str, prefix: str = "", codec: str = "auto", dtype: str | None = None,
-         progress: bool = True, token: str | None = None) -> dict:
+         progress: bool = True, token: str | None = None) -> dict[str, Any]:
     """Write every tensor of src into the store at url (floating-point ones
     converted to dtype if given); returns a summary: tensors, raw_bytes,
     stored_bytes, seconds, fallbacks (keys stored with auto instead of

@@ -5,17 +5,20 @@ little-endian (native) data."""
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from ._view import CODES, HostView, dims, name_of
 from .errors import InvalidArgument
 
 
-def is_array(obj) -> bool:
+def is_array(obj: object) -> bool:
     return isinstance(obj, np.ndarray)
 
 
-def dtype_code(dtype: np.dtype) -> int:
+def dtype_code(dtype: npt.DTypeLike) -> int:
     name = np.dtype(dtype).name
     code = CODES.get(name)
     if code is None:
@@ -23,7 +26,7 @@ def dtype_code(dtype: np.dtype) -> int:
     return code
 
 
-def np_dtype(code: int) -> np.dtype:
+def np_dtype(code: int) -> np.dtype[Any]:
     name = name_of(code)
     try:
         return np.dtype(name)
@@ -36,7 +39,7 @@ def np_dtype(code: int) -> np.dtype:
         raise InvalidArgument(f"numpy has no dtype {name}; install ml_dtypes or read it as a torch tensor") from None
 
 
-def host_view(a: np.ndarray) -> HostView:
+def host_view(a: npt.NDArray[Any]) -> HostView:
     code = dtype_code(a.dtype)
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="), order="C")
@@ -46,7 +49,7 @@ def host_view(a: np.ndarray) -> HostView:
     return HostView(a.ctypes.data, a.nbytes, code, shape, (a, shape))
 
 
-def out_view(out: np.ndarray):
+def out_view(out: npt.NDArray[Any]) -> tuple[HostView, Callable[[], Any] | None]:
     code = dtype_code(out.dtype)
     if not out.flags.writeable:
         raise InvalidArgument("out= array is read-only")
@@ -58,6 +61,6 @@ def out_view(out: np.ndarray):
     return view, lambda: np.copyto(out, staged)
 
 
-def new_array(code: int, shape):
+def new_array(code: int, shape: Sequence[int]) -> tuple[HostView, Callable[[], npt.NDArray[Any]]]:
     a = np.empty(shape, dtype=np_dtype(code))
     return HostView(a.ctypes.data, a.nbytes, code, None, a), lambda: a

@@ -11,7 +11,7 @@ import json
 import re
 import threading
 from concurrent.futures import Future
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, overload
 
 from . import errors
 from ._completer import completer
@@ -26,6 +26,13 @@ try:
     from . import numpy as _numpy
 except ImportError:
     _numpy = None
+
+if TYPE_CHECKING:
+    import os
+
+    import torch
+
+    from ._types import Array, Device, Items, OutT, TensorLike
 
 _plain_view = _torch.plain_view if _torch is not None else (lambda _t: None)
 _native_write, _native_read_into, _native_read = native.write, native.read_into, native.read
@@ -47,7 +54,7 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
-def _timeout_ns(timeout) -> int:
+def _timeout_ns(timeout: float | None) -> int:
     """A timeout in seconds as binding's nanoseconds (0: the store's default)."""
     if timeout is None:
         return 0
@@ -56,22 +63,23 @@ def _timeout_ns(timeout) -> int:
     return max(1, int(timeout * 1e9))
 
 
-def _staged(t) -> bool:
+def _staged(t: Any) -> bool:
     """Whether a tensor moves through the pinned two-buffer pipeline."""
     return (_torch is not None and _torch.is_tensor(t) and t.is_cuda
             and t.numel() * t.element_size() >= _staging().STAGED_MIN)
 
 
-def _cuda(device) -> bool:
-    return device is not None and _torch is not None and _torch.torch.device(device).type == "cuda"
+def _cuda(device: Any) -> bool:
+    """Whether device= is a CUDA device (raises if CUDA is not available)."""
+    return device is not None and _torch is not None and _torch.device_of(device).type == "cuda"
 
 
-def _staging():
+def _staging() -> Any:
     from . import _staging as st
     return st
 
 
-def _host_view(obj) -> HostView:
+def _host_view(obj: Any) -> HostView:
     if _torch is not None and _torch.is_tensor(obj):
         return _torch.host_view(obj)
     if _numpy is not None and _numpy.is_array(obj):
@@ -79,7 +87,7 @@ def _host_view(obj) -> HostView:
     raise errors.InvalidArgument(f"expected a torch.Tensor or numpy.ndarray, got {type(obj).__name__}")
 
 
-def _out_view(out):
+def _out_view(out: Any) -> tuple[HostView, Callable[[], Any] | None]:
     if _torch is not None and _torch.is_tensor(out):
         return _torch.out_view(out)
     if _numpy is not None and _numpy.is_array(out):
@@ -87,7 +95,7 @@ def _out_view(out):
     raise errors.InvalidArgument(f"out= must be a torch.Tensor or numpy.ndarray, got {type(out).__name__}")
 
 
-def _new(code: int, shape, device, as_numpy: bool):
+def _new(code: int, shape: Any, device: Any, as_numpy: bool) -> tuple[HostView, Callable[[], Any]]:
     if as_numpy or _torch is None:
         if device is not None:
             raise errors.InvalidArgument("device= needs torch")
@@ -97,7 +105,7 @@ def _new(code: int, shape, device, as_numpy: bool):
     return _torch.new_tensor(code, shape, device)
 
 
-def _key(key) -> str:
+def _key(key: Any) -> str:
     if type(key) is not str and not isinstance(key, str):
         raise errors.InvalidArgument(f"key must be a str, got {type(key).__name__}")
     if "\x00" in key:
@@ -109,7 +117,7 @@ def _key(key) -> str:
     return key
 
 
-def _row_start(rows, n: int | None, have: int | None) -> tuple[int, int]:
+def _row_start(rows: Any, n: int | None, have: int | None) -> tuple[int, int]:
     """(start, stop) of rows=slice(a, b) over a leading dimension of n rows
     (None: not known here); have is the row count of the tensor given."""
     if not isinstance(rows, slice) or rows.step not in (None, 1):
@@ -127,16 +135,16 @@ def _row_start(rows, n: int | None, have: int | None) -> tuple[int, int]:
     return start, stop
 
 
-def _codec(codec) -> str:
+def _codec(codec: Any) -> str:
     if not isinstance(codec, str):
         raise errors.InvalidArgument(f"codec must be a str, got {type(codec).__name__}")
     return codec
 
 
-_executor = None
+_executor: Any = None
 
 
-def _gather(futs: list[Future]) -> list:
+def _gather(futs: list[Future[Any]]) -> list[Any]:
     """Wait for every future, then raise the first error, if any."""
     first = None
     out = []
@@ -151,7 +159,7 @@ def _gather(futs: list[Future]) -> list:
     return out
 
 
-def _staging_executor():
+def _staging_executor() -> Any:
     """Threads that drive the CUDA staging pipelines of async calls."""
     global _executor
     if _executor is None:
@@ -170,13 +178,18 @@ class Store:
     gotensor.Timeout."""
 
     def __init__(self, url: str = "mem://") -> None:
+        """Open the store at url; gotensor.open(url, token=...) is the usual
+        way (see it for the URL forms). Raises InvalidArgument for a bad URL,
+        Unavailable when the store cannot be reached."""
         if not isinstance(url, str):
             raise errors.InvalidArgument(f"store URL must be a str, got {type(url).__name__}")
-        self._h = errors.call(native.open, url)
-        self.url = re.sub(r"([?&])token=[^&]*", r"\1token=***", url)  # never echo a secret
+        self._h: int = errors.call(native.open, url)
+        self.url: str = re.sub(r"([?&])token=[^&]*", r"\1token=***", url)  # never echo a secret
 
     # -- lifecycle -------------------------------------------------------------
     def close(self) -> None:
+        """Close the store (idempotent). Later calls raise StoreClosed; a
+        mem:// store keeps its tensors while another handle has it open."""
         h, self._h = self._h, 0
         if h:
             errors.call(native.close, h)
@@ -184,7 +197,7 @@ class Store:
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -197,13 +210,29 @@ class Store:
         return self._h
 
     # -- writing ---------------------------------------------------------------
-    def write_tensor(self, key: str, tensor, *, codec: str = "none", rows: slice | None = None,
+    def write_tensor(self, key: str, tensor: TensorLike, *, codec: str = "none", rows: slice | None = None,
                      timeout: float | None = None) -> None:
         """Encode tensor with codec and store it under key (replacing any
         previous value). Go reads the tensor's memory in place. With
         rows=slice(a, b), tensor becomes rows [a, b) of the leading dimension
         of the tensor stored under key (same dtype and trailing shape; the
-        stored codec is kept): only the chunks those rows touch are encoded."""
+        stored codec is kept): only the chunks those rows touch are encoded.
+
+        Args:
+            key: a UTF-8 str without NUL.
+            tensor: a torch.Tensor (CPU or CUDA) or numpy.ndarray.
+            codec: "none", "auto", "planes", "q4", ... (gotensor.info()["codecs"]).
+            rows: write only these rows of the stored tensor.
+            timeout: seconds; None: the store's default.
+
+        Raises:
+            InvalidArgument: a bad key, codec, dtype or rows=, or a codec that
+                does not take this dtype.
+            KeyNotFound: rows= on a key that holds nothing.
+            StoreFull: no room for it (nothing is evicted).
+            Timeout: it did not finish in time.
+            StoreClosed, Unavailable: the store is closed or unreachable.
+        """
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
         if rows is not None:
@@ -225,7 +254,7 @@ class Store:
             _key(key), _codec(codec)  # raises the precise InvalidArgument
             raise
 
-    def _write_rows(self, h, key, tensor, rows, tns) -> None:
+    def _write_rows(self, h: int, key: str, tensor: Any, rows: slice, tns: int) -> None:
         if getattr(tensor, "ndim", 0) == 0:
             raise errors.InvalidArgument("a row write needs a tensor of at least one dimension")
         start, _ = _row_start(rows, None, int(tensor.shape[0]))
@@ -233,10 +262,20 @@ class Store:
         errors.call(native.write_rows, h, key, start, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape),
                     v.gpu, tns)
 
-    def write_tensor_async(self, key: str, tensor, *, codec: str = "none", timeout: float | None = None) -> Future:
+    def write_tensor_async(self, key: str, tensor: TensorLike, *, codec: str = "none",
+                           timeout: float | None = None) -> Future[None]:
         """write_tensor on a Go goroutine; the tensor is kept alive until the
         returned future completes (with None). It takes effect after the
-        operations this thread submitted on key before it."""
+        operations this thread submitted on key before it.
+
+        Returns:
+            A future; result() returns None or raises what write_tensor
+            raises; cancel() on a running write makes it raise Timeout.
+
+        Raises:
+            InvalidArgument, StoreClosed: at once, for a bad key or codec or
+                a closed store.
+        """
         v = _host_view(tensor)
         h, k, c, tns = self._handle, _key(key), _codec(codec), _timeout_ns(timeout)
         return completer.submit(
@@ -245,13 +284,39 @@ class Store:
             v.keep, lambda _v, fut: fut.set_result(None))
 
     # -- reading ---------------------------------------------------------------
-    def read_tensor(self, key: str, *, out=None, device=None, rows: slice | None = None,
-                    timeout: float | None = None):
+    @overload
+    def read_tensor(self, key: str, *, out: None = None, device: Device | None = None,
+                    rows: slice | None = None, timeout: float | None = None) -> torch.Tensor: ...
+    @overload
+    def read_tensor(self, key: str, *, out: OutT, device: Device | None = None,
+                    rows: slice | None = None, timeout: float | None = None) -> OutT: ...
+
+    def read_tensor(self, key: str, *, out: TensorLike | None = None, device: Device | None = None,
+                    rows: slice | None = None, timeout: float | None = None) -> Any:
         """Read the tensor under key. With out=, decode into that tensor
         (its dtype and shape must match) and return it; otherwise return a
         new torch tensor (numpy array without torch), on device if given.
         With rows=slice(a, b), read only rows [a, b) of its leading dimension
-        (only the chunks that cover them are fetched and decoded)."""
+        (only the chunks that cover them are fetched and decoded).
+
+        Args:
+            key: the key written.
+            out: a torch.Tensor or numpy.ndarray of the stored dtype and shape
+                (of the rows' shape with rows=) to decode into.
+            device: where a new tensor goes ("cpu", "cuda:0", ...).
+            rows: a slice with step 1 of the leading dimension.
+            timeout: seconds; None: the store's default.
+
+        Returns:
+            out, or the new tensor.
+
+        Raises:
+            KeyNotFound: key holds nothing.
+            InvalidArgument: out= of another dtype or shape, a bad rows=, or
+                a CUDA device where CUDA is not available.
+            CorruptData: the stored bytes fail their checksums.
+            Timeout, StoreClosed, Unavailable: as for write_tensor.
+        """
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
         if rows is not None:
@@ -277,7 +342,7 @@ class Store:
             return self._read_staged(h, _key(key), tns, device=device)
         return self._read_new(h, key, device, False, tns)
 
-    def _read_rows(self, h, key, rows, out, device, tns):
+    def _read_rows(self, h: int, key: str, rows: slice, out: Any, device: Any, tns: int) -> Any:
         if out is not None:
             if getattr(out, "ndim", 0) == 0:
                 raise errors.InvalidArgument("a row read needs out= of at least one dimension")
@@ -298,9 +363,9 @@ class Store:
         d = dims(shape)
         errors.call(native.read_rows, h, key, start, view.ptr, view.nbytes, code, shape_ptr(d), len(d), -1, tns)
         t = finish()
-        return t.to(device) if device is not None else t
+        return t.to(_torch.device_of(device)) if device is not None else t
 
-    def _read_new(self, h, key, device, as_numpy, tns):
+    def _read_new(self, h: int, key: str, device: Any, as_numpy: bool, tns: int) -> Any:
         """One call for a tensor that fits the thread's scratch buffer;
         fetch, then decode into the new tensor, for a larger one."""
         sc = _scratch
@@ -324,14 +389,14 @@ class Store:
             _memmove(view.ptr, sc.ptr, nbytes)
         return finish()
 
-    def _fetch(self, h, key, tns):
+    def _fetch(self, h: int, key: str, tns: int) -> tuple[int, int, tuple[int, ...]]:
         """A fetch handle for key and its (dtype code, shape)."""
         meta = new_meta()
         fh = errors.call(native.read, h, key, 0, 0, meta.buffer_info()[0], -1, tns)
         code, shape, _ = read_meta(meta)
         return fh, code, shape
 
-    def _read_staged(self, h, key, tns, out=None, device=None):
+    def _read_staged(self, h: int, key: str, tns: int, out: Any = None, device: Any = None) -> Any:
         fh, code, shape = self._fetch(h, key, tns)
         try:
             if out is not None:
@@ -357,13 +422,34 @@ class Store:
             out.copy_(dst)
         return out if out is not None else dst
 
-    def read_array(self, key: str, *, timeout: float | None = None):
-        """Read the tensor under key as a numpy array."""
+    def read_array(self, key: str, *, timeout: float | None = None) -> Array:
+        """Read the tensor under key as a new numpy array (bfloat16 and float8
+        need ml_dtypes). Raises KeyNotFound when key holds nothing,
+        InvalidArgument when numpy has no such dtype, and what read_tensor
+        raises."""
         return self._read_new(self._handle, _key(key), None, True, _timeout_ns(timeout))
 
-    def read_tensor_async(self, key: str, *, out=None, device=None, timeout: float | None = None) -> Future:
-        """read_tensor on Go goroutines; the future's result is the tensor.
-        It sees the operations this thread submitted on key before it."""
+    @overload
+    def read_tensor_async(self, key: str, *, out: None = None, device: Device | None = None,
+                          timeout: float | None = None) -> Future[torch.Tensor]: ...
+    @overload
+    def read_tensor_async(self, key: str, *, out: OutT, device: Device | None = None,
+                          timeout: float | None = None) -> Future[OutT]: ...
+
+    def read_tensor_async(self, key: str, *, out: TensorLike | None = None, device: Device | None = None,
+                          timeout: float | None = None) -> Future[Any]:
+        """read_tensor on Go goroutines; the future's result is the tensor
+        (out= when given). It sees the operations this thread submitted on
+        key before it.
+
+        Returns:
+            A future; result() returns the tensor or raises what read_tensor
+            raises; cancel() on a running read makes it raise Timeout.
+
+        Raises:
+            InvalidArgument, StoreClosed: at once, for a bad key or out= or a
+                closed store.
+        """
         h, key, tns = self._handle, _key(key), _timeout_ns(timeout)
         if (out is not None and _staged(out)) or (out is None and _cuda(device)):
             return _staging_executor().submit(self.read_tensor, key, out=out, device=device, timeout=timeout)
@@ -394,29 +480,37 @@ class Store:
                                 meta, fetched)
 
     # -- many at once ------------------------------------------------------------
-    def write_tensors(self, items, *, codec: str = "none") -> None:
+    def write_tensors(self, items: Items, *, codec: str = "none") -> None:
         """Write many tensors concurrently: items is a mapping or (key, tensor)
         pairs. On a sharded URL (tcp://a,b,c) they fan out over the nodes.
-        Every write runs to its end; the first error is raised after."""
+        Every write runs to its end; the first error (as write_tensor raises
+        it) is raised after."""
         pairs = list(items.items() if hasattr(items, "items") else items)
         _gather([self.write_tensor_async(k, t, codec=codec) for k, t in pairs])
 
-    def read_tensors(self, keys, *, device=None) -> dict:
+    def read_tensors(self, keys: Iterable[str], *, device: Device | None = None) -> dict[str, torch.Tensor]:
         """Read many tensors concurrently (fanning out over a sharded store's
-        nodes); returns {key: tensor} in the order given."""
+        nodes); returns {key: tensor} in the order given. Every read runs to
+        its end; the first error (e.g. KeyNotFound) is raised after."""
         keys = list(keys)
         futs = [self.read_tensor_async(k, device=device) for k in keys]
         return dict(zip(keys, _gather(futs)))
 
     # -- keys ------------------------------------------------------------------
-    def delete(self, key: str) -> None:
-        errors.call(native.delete, self._handle, _key(key), 0)
+    def delete(self, key: str, *, timeout: float | None = None) -> None:
+        """Remove key. Raises KeyNotFound when it holds nothing, Timeout when
+        the store does not answer in time."""
+        errors.call(native.delete, self._handle, _key(key), _timeout_ns(timeout))
 
-    def exists(self, key: str) -> bool:
-        return bool(errors.call(native.exists, self._handle, _key(key), 0))
+    def exists(self, key: str, *, timeout: float | None = None) -> bool:
+        """Whether key holds a tensor. Raises Timeout when the store does not
+        answer in time."""
+        return bool(errors.call(native.exists, self._handle, _key(key), _timeout_ns(timeout)))
 
-    def keys(self, prefix: str = "") -> list[str]:
-        out = errors.call(native.keys, self._handle, _key(prefix) if prefix else "", 0)
+    def keys(self, prefix: str = "", *, timeout: float | None = None) -> list[str]:
+        """The keys starting with prefix (all keys by default). Raises Timeout
+        when the store does not answer in time."""
+        out: str = errors.call(native.keys, self._handle, _key(prefix) if prefix else "", _timeout_ns(timeout))
         return out.split("\n") if out else []
 
     def __contains__(self, key: str) -> bool:
@@ -425,31 +519,42 @@ class Store:
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
-    def stat(self, key: str) -> dict[str, Any]:
-        """dtype, shape, raw_bytes, stored_bytes, codec and chunks of a stored
-        tensor, read from its header alone."""
-        st = json.loads(errors.call(native.stat, self._handle, _key(key), 0))
+    def __len__(self) -> int:
+        """The number of keys (from usage(): no key list is fetched)."""
+        return int(self.usage()["keys"])
+
+    def stat(self, key: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """dtype, shape (a tuple), raw_bytes, stored_bytes, codec and chunks
+        of a stored tensor, read from its header alone. Raises KeyNotFound
+        when key holds nothing, Timeout when the store does not answer in
+        time."""
+        st: dict[str, Any] = json.loads(errors.call(native.stat, self._handle, _key(key), _timeout_ns(timeout)))
         st["shape"] = tuple(st["shape"] or ())
         return st
 
     def usage(self) -> dict[str, Any]:
-        """Keys, bytes used and capacity (0 = unbounded)."""
-        return json.loads(errors.call(native.usage, self._handle))
+        """{"url", "keys", "bytes", "capacity"}: keys held, bytes used and
+        capacity (0 = unbounded). Raises StoreClosed on a closed store."""
+        usage: dict[str, Any] = json.loads(errors.call(native.usage, self._handle))
+        return usage
 
     def stats(self) -> dict[str, Any]:
         """What this store handle did since it was opened or reset_stats():
         calls by kind ("ops") and failed ("errors"), raw, stored and wire bytes
         written and read, seconds encoding, decoding and moving, ratio, GB/s,
         writes by the codec chosen ("codecs"), and "auto"'s view of the link."""
-        return json.loads(errors.call(native.stats, self._handle))
+        stats: dict[str, Any] = json.loads(errors.call(native.stats, self._handle))
+        return stats
 
     def reset_stats(self) -> None:
         """Zero the counts stats() reports (the link estimate is kept)."""
         errors.call(native.reset_stats, self._handle)
 
-    def save_safetensors(self, path, keys=None) -> dict[str, Any]:
+    def save_safetensors(self, path: str | os.PathLike[str], keys: Iterable[str] | None = None) -> dict[str, Any]:
         """Write the tensors under keys (default: every key), named by their
         keys, to the .safetensors file at path (via the safetensors library);
-        returns {"tensors": n, "raw_bytes": b}."""
+        returns {"tensors": n, "raw_bytes": b}. Raises KeyNotFound for a
+        missing key, Unsupported for a dtype safetensors cannot hold (the
+        file is then left as it was)."""
         from .export import save_safetensors
         return save_safetensors(self, path, keys)

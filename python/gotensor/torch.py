@@ -6,10 +6,12 @@ host memory.
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import torch
 
 from ._view import CODES, HostView, dims
-from .errors import InvalidArgument
+from .errors import InvalidArgument, Unsupported
 
 _NAMES = (
     "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
@@ -25,7 +27,7 @@ Tensor = torch.Tensor
 _strided = torch.strided
 
 
-def is_tensor(obj) -> bool:
+def is_tensor(obj: object) -> bool:
     return isinstance(obj, torch.Tensor)
 
 
@@ -59,7 +61,7 @@ def _check_plain(t: torch.Tensor) -> None:
         raise InvalidArgument("meta tensors have no data to store")
 
 
-def empty(code: int, shape, pin: bool = False) -> torch.Tensor:
+def empty(code: int, shape: Sequence[int], pin: bool = False) -> torch.Tensor:
     return torch.empty(tuple(shape), dtype=torch_dtype(code), pin_memory=pin)
 
 
@@ -67,14 +69,33 @@ def _pin() -> bool:
     return torch.cuda.is_available()
 
 
-def gpu_index(device) -> int:
+def device_of(device: Any) -> torch.device:
+    """device= as a torch.device. Raises InvalidArgument for what is no
+    device, or a CUDA index past the GPUs there are, and Unsupported for a
+    CUDA device where CUDA is not available (instead of torch's driver
+    error, raised later from deep inside a copy)."""
+    try:
+        dev = device if isinstance(device, torch.device) else torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as e:
+        raise InvalidArgument(f"device {device!r} is not a torch device ({e})") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            why = "this torch is built without CUDA" if torch.version.cuda is None else "no GPU or driver found"
+            raise Unsupported(f"device {str(dev)!r} asks for CUDA, but CUDA is not available here ({why})")
+        n = torch.cuda.device_count()
+        if dev.index is not None and dev.index >= n:
+            raise InvalidArgument(f"device {str(dev)!r}: there are {n} CUDA devices here")
+    return dev
+
+
+def gpu_index(device: torch.device | None) -> int:
     """The CUDA device index of a torch device, or -1."""
     if device is None or device.type != "cuda":
         return -1
     return device.index if device.index is not None else torch.cuda.current_device()
 
 
-def plain_view(t) -> HostView | None:
+def plain_view(t: object) -> HostView | None:
     """The view of a contiguous CPU tensor in place, or None for any other
     tensor (the hot path: no copy, nothing but attribute reads)."""
     if (type(t) is Tensor and t.is_cpu and t.layout is _strided and t.is_contiguous()
@@ -104,7 +125,7 @@ def host_view(t: torch.Tensor) -> HostView:
     return HostView(t.data_ptr(), t.nbytes, code, shape, (t, shape), gpu)
 
 
-def out_view(out: torch.Tensor):
+def out_view(out: torch.Tensor) -> tuple[HostView, Callable[[], Any] | None]:
     """A host view to decode into, and a function that moves it into out
     (None when out is written in place)."""
     v = plain_view(out)
@@ -122,12 +143,12 @@ def out_view(out: torch.Tensor):
     return view, lambda: out.copy_(staged)
 
 
-def new_tensor(code: int, shape, device=None):
+def new_tensor(code: int, shape: Sequence[int], device: Any = None) -> tuple[HostView, Callable[[], torch.Tensor]]:
     """A fresh tensor to decode into, and a function that finishes it."""
     if device is None:  # the hot path
         t = torch.empty(shape, dtype=torch_dtype(code))
         return HostView(t.data_ptr(), t.nbytes, code, None, t), lambda: t
-    dev = torch.device(device)
+    dev = device_of(device)
     t = empty(code, shape, pin=dev.type == "cuda" and _pin())
     view = HostView(t.data_ptr(), t.numel() * t.element_size(), code, None, t, gpu_index(dev))
     if dev.type == "cpu":

@@ -125,3 +125,18 @@ def test_completion_records_survive_any_text():
         completer._complete(rec)
     with pytest.raises(gotensor.KeyNotFound, match="k\x1e\x1f"):
         fut.result(timeout=1)
+
+
+def test_key_calls_take_a_timeout(store):
+    slow = _slow_write(store, "busy")
+    for call in (store.exists, store.stat, store.delete):
+        with pytest.raises(gotensor.Timeout):  # queued behind the write on the key
+            call("busy", timeout=0.001)
+    assert store.keys("bu", timeout=30) in ([], ["busy"])
+    slow.result(timeout=60)
+    assert store.exists("busy", timeout=30) and store.stat("busy", timeout=30)["shape"] == (32 << 20,)
+    for bad in (0, -1, "1s", True):
+        with pytest.raises(gotensor.InvalidArgument):
+            store.keys(timeout=bad)
+    store.delete("busy", timeout=30)
+    assert not gotensor.exists("busy", timeout=30)

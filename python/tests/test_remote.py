@@ -76,8 +76,9 @@ def test_round_trip_codecs_and_async(node):
         s.read_tensor_async("a/7", out=out).result(timeout=60)
         assert torch.equal(out, torch.full((1000,), 7.0))
         assert len(s.keys("a/")) == 32 and s.stat("t/planes")["codec"] == "planes"
-        s.delete("a/0")
-        assert not s.exists("a/0")
+        assert len(s) == 36
+        s.delete("a/0", timeout=30)
+        assert not s.exists("a/0", timeout=30) and len(s) == 35
         with pytest.raises(gotensor.KeyNotFound):
             s.read_tensor("a/0")
 
@@ -180,7 +181,7 @@ def test_sharded_nodes_fan_out_many_readers():
         experts = {f"layer.3/expert.{i}": (torch.randn(64, 128) * 0.02).to(torch.bfloat16) for i in range(24)}
         with gotensor.open(url) as w:
             w.write_tensors(experts, codec="planes")
-            assert sorted(w.keys("layer.3/")) == sorted(experts)
+            assert sorted(w.keys("layer.3/")) == sorted(experts) and len(w) == 24  # summed over the nodes
         per_node = [len(gotensor.open(n.url).keys()) for n in nodes]
         assert sum(per_node) == 24 and all(c > 0 for c in per_node), per_node
         results, errs = [], []

@@ -51,3 +51,89 @@ def test_pinned_pool_reuses_buffers_and_respects_its_cap():
         with pytest.warns(RuntimeWarning, match="capped"):
             c = pool.acquire(8 << 20)  # over the cap: pageable
         assert not c.is_pinned()
+
+
+class _FakeCudaTensor(torch.Tensor):
+    """A host tensor that claims to live on a GPU, so the staging code takes
+    its CUDA path against the fake torch.cuda of `fake_cuda`."""
+
+    log: list = []
+
+    @property
+    def is_cuda(self):
+        return True
+
+    def record_stream(self, stream):
+        self.log.append(("record_stream", stream.name))
+
+
+class _FakeStream:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def wait_stream(self, other):
+        self.log.append(("wait_stream", self.name, other.name))
+
+    def synchronize(self):
+        self.log.append(("synchronize", self.name))
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """torch.cuda's streams and events replaced by objects that log calls
+    (a CPU-only machine can then check the order of the staging's CUDA work,
+    as go-nvml's mock does for NVML)."""
+    import contextlib
+    log = _FakeCudaTensor.log = []
+    current = _FakeStream(log, "current")
+    sides = []
+
+    def new_stream(device=None):
+        sides.append(_FakeStream(log, f"side{len(sides)}"))
+        return sides[-1]
+
+    @contextlib.contextmanager
+    def use(stream):
+        log.append(("enter", stream.name))
+        yield
+        log.append(("exit", stream.name))
+
+    class Event:
+        def record(self, stream):
+            log.append(("event", stream.name))
+
+        def synchronize(self):
+            pass
+
+    monkeypatch.setattr(torch.cuda, "Stream", new_stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: current)
+    monkeypatch.setattr(torch.cuda, "stream", use)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    return log
+
+
+def _side_ready_before_copies(log):
+    """The side stream waited on the current stream and holds the tensor
+    before its first copy."""
+    first = log.index(("enter", "side0"))
+    assert ("wait_stream", "side0", "current") in log[:first], log
+    assert ("record_stream", "side0") in log[:first], log
+
+
+def test_staged_write_waits_for_the_producing_stream(store, fake_cuda):
+    t = torch.arange(1 << 18, dtype=torch.float32).as_subclass(_FakeCudaTensor)
+    _staging.write_staged(store._handle, "w", t, CODES["float32"], (1 << 18,), "none", -1, segment=256 << 10)
+    _side_ready_before_copies(fake_cuda)
+    assert fake_cuda.count(("enter", "side0")) == 4  # 1 MiB in 256 KiB segments
+    assert torch.equal(store.read_tensor("w"), torch.arange(1 << 18, dtype=torch.float32))
+
+
+def test_staged_read_waits_for_the_current_stream(store, fake_cuda):
+    t = torch.arange(1 << 18, dtype=torch.float32)
+    store.write_tensor("r", t)
+    fh, _code, shape = store._fetch(store._handle, "r", 0)
+    out = torch.empty(shape).as_subclass(_FakeCudaTensor)
+    _staging.read_staged(fh, out, -1, segment=256 << 10)
+    _side_ready_before_copies(fake_cuda)
+    assert fake_cuda[-1] == ("synchronize", "side0")  # every copy done before it returns
+    assert torch.equal(out.as_subclass(torch.Tensor), t)

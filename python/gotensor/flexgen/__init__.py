@@ -118,6 +118,8 @@ class GoTensorDevice(TorchDisk):
 
     # -- FlexGen's device interface ---------------------------------------------
     def allocate(self, shape, dtype, pin_memory=None, name=None):
+        """A TorchTensor of shape and numpy dtype on this device: a key in the
+        store, written by the first copy into it (pin_memory is ignored)."""
         name = name or TorchTensor.next_name()
         key = self.prefix + name
         shape = tuple(int(d) for d in shape)
@@ -127,12 +129,14 @@ class GoTensorDevice(TorchDisk):
         return TorchTensor(shape, tdtype, key, self, name=name)
 
     def delete(self, tensor):
+        """Delete tensor's key once the copies queued for it have run."""
         key = tensor.data
         # queued behind every copy already submitted for the key: FlexGen may
         # delete a tensor whose asynchronous copy has not run yet
         self._submit(key, self._delete_now, key)
 
     def init_cache_one_gpu_batch(self, config, task, policy):
+        """The (k, v) cache tensors of one GPU batch, as FlexGen's TorchDisk makes them."""
         shape = (task.prompt_len + task.gen_len - 1, policy.gpu_batch_size * config.n_head,
                  config.input_dim // config.n_head)
         dtype = np.float16 if config.dtype == np.float16 else config.dtype
@@ -160,6 +164,7 @@ class GoTensorDevice(TorchDisk):
             raise gotensor.InvalidArgument("GoTensorDevice.submit_copy: neither side is on this device")
 
     def synchronize(self):
+        """Wait for every queued copy; raise the first error one of them hit."""
         for q in self._queues:
             q.join()
         if self._errors:
@@ -167,6 +172,7 @@ class GoTensorDevice(TorchDisk):
             raise err
 
     def close_copy_threads(self):
+        """Stop the copy threads (after the copies queued so far)."""
         if not self._queues:
             return
         for q in self._queues:
@@ -176,6 +182,7 @@ class GoTensorDevice(TorchDisk):
         self._queues, self.copy_queue = [], None
 
     def add_link(self, link):
+        """Remember FlexGen's link to another device."""
         dst = link.b if link.a == self else link.a
         self.links[dst] = link
 
@@ -217,6 +224,7 @@ class GoTensorDevice(TorchDisk):
             self._held = 0
 
     def close(self) -> None:
+        """Stop the copy threads and close the store if this device opened it."""
         self.close_copy_threads()
         if self._own_store:
             self.store.close()
@@ -228,6 +236,7 @@ class GoTensorDevice(TorchDisk):
             pass
 
     def load_from_np(self, tensor: TorchTensor, array: np.ndarray) -> None:
+        """Store a numpy array as tensor's value (FlexGen's weight loading)."""
         self._submit(tensor.data, self._store_part, tensor.data, None, torch.from_numpy(np.ascontiguousarray(array)), None)
         self.synchronize()
 

@@ -2,6 +2,9 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,7 +20,7 @@ import (
 // bytes are coded, not a tiling of them: repeats within a codec's window
 // would make it look faster than it is.
 const (
-	speedSample = 1 << 20
+	speedSample = 256 << 10
 	speedMax    = 16 << 20
 )
 
@@ -94,13 +97,18 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 	return sp, nil
 }
 
-// hint is what "auto" knows about a write of raw bytes to s.
-func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
+// hint is what "auto" knows about a write of raw bytes to s. The first
+// write to a store across a link probes it (see probeLink).
+func (s *Store) hint(ctx context.Context, meta tensor.Meta, raw []byte) *codec.Hint {
+	if s.streams(int64(len(raw))) {
+		s.probe.Do(func() { s.probeLink(ctx) })
+	}
 	l := s.link.estimate()
 	u := s.cachedUsage()
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
+		LinkCPU:            l.CPUShare,
 		Streamed:           s.streams(int64(len(raw))),
 		Capacity:           u.Capacity,
 		Used:               u.Bytes,
@@ -182,4 +190,21 @@ func (s *Store) cachedUsage() store.Usage {
 		s.usage.u, s.usage.at = s.st.Usage(), now
 	}
 	return s.usage.u
+}
+
+// traceAuto, when GOTENSOR_AUTO_TRACE is set, prints what "auto" weighed
+// for a tensor to stderr: the link, each candidate's speeds, sample ratio
+// and expected times, and the choice.
+var traceAuto = os.Getenv("GOTENSOR_AUTO_TRACE") != ""
+
+func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.Codec) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link %.3g B/s latency %.3g s cpu %.2f streamed %v -> %s\n",
+		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.LinkCPU, h.Streamed, chosen.Name())
+	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
+		sp, _ := h.Speed(c.Codec)
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Factor)
+	}
+	os.Stderr.WriteString(b.String())
 }

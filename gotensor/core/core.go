@@ -28,14 +28,16 @@ type Store struct {
 	Limits frame.Limits
 	Frame  frame.Options
 
-	stats   *stats
-	link    *linkEstimate
-	now     func() time.Time // the clock transfers are timed by
-	speed   SpeedSource      // codec speeds "auto" weighs
-	factors factors          // how far "auto"'s expectations were off, per codec
-	usage   usageCache
-	probe   sync.Once // the link probe (see probeLink)
-	choices choices   // recent "auto" choices
+	stats    *stats
+	link     *linkEstimate
+	now      func() time.Time        // the clock transfers are timed by
+	speed    SpeedSource             // codec speeds "auto" weighs
+	cpu      func() (cpuTimes, bool) // the machine's CPU time (readCPU)
+	factors  factors                 // how far "auto"'s expectations were off, per codec
+	usage    usageCache
+	probe    sync.Once  // the link probe (see probeLink)
+	choices  choices    // recent "auto" choices
+	choosing sync.Mutex // held while "auto" weighs
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -55,7 +57,7 @@ func Wrap(st store.Store) *Store {
 	s := &Store{
 		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
 		Frame: frame.Options{AlignRows: true},
-		stats: newStats(), now: time.Now, speed: MeasuredSpeed,
+		stats: newStats(), now: time.Now, speed: MeasuredSpeed, cpu: readCPU,
 	}
 	s.link = newLinkEstimate(st.URL(), func() time.Time { return s.now() })
 	return s
@@ -164,11 +166,18 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 		c, param, err := codec.Resolve(spec, meta, raw, nil)
 		return c, param, 0, err
 	}
+	if store.Streams(s.st) {
+		s.probe.Do(func() { s.probeLink(ctx) })
+	}
+	// One writer weighs at a time: the others of a batch wait for its
+	// choice and reuse it.
+	s.choosing.Lock()
+	defer s.choosing.Unlock()
 	now := s.now()
 	if ch, ok := s.choices.get(meta, len(raw), now, s.link.estimate().BytesPerSecond); ok {
 		return ch.c, 0, ch.expected * float64(len(raw)), nil
 	}
-	hint := s.hint(ctx, meta, raw)
+	hint := s.hint(meta, raw)
 	c, param, err := codec.Resolve(spec, meta, raw, hint)
 	if err != nil {
 		return nil, 0, 0, err

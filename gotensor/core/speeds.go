@@ -97,12 +97,8 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 	return sp, nil
 }
 
-// hint is what "auto" knows about a write of raw bytes to s. The first
-// write to a store across a link probes it (see probeLink).
-func (s *Store) hint(ctx context.Context, meta tensor.Meta, raw []byte) *codec.Hint {
-	if s.streams(int64(len(raw))) {
-		s.probe.Do(func() { s.probeLink(ctx) })
-	}
+// hint is what "auto" knows about a write of raw bytes to s.
+func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	l := s.link.estimate()
 	u := s.cachedUsage()
 	return &codec.Hint{

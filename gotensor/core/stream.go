@@ -56,7 +56,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	var at int64
 	var encode, move time.Duration
 	var sending time.Time // when the first part left
-	c0, cok := readCPU()
+	c0, cok := s.cpu()
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
@@ -104,7 +104,7 @@ func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, 
 		return
 	}
 	s.link.observe(stored, sending)
-	if c1, ok := readCPU(); ok && cpuOK {
+	if c1, ok := s.cpu(); ok && cpuOK {
 		if v, ok := cpuShare(cpu0, c1); ok {
 			s.link.observeCPU(v)
 		}

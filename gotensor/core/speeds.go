@@ -20,7 +20,7 @@ import (
 // bytes are coded, not a tiling of them: repeats within a codec's window
 // would make it look faster than it is.
 const (
-	speedSample = 256 << 10
+	speedSample = 1 << 20
 	speedMax    = 16 << 20
 )
 
@@ -66,8 +66,9 @@ func (t *speedTable) get(d tensor.DType, c codec.Codec, sample []byte) (codec.Sp
 	return sp, true
 }
 
-// measure codes up to speedMax bytes of sample, with all workers, twice
-// each way and keeps the faster run.
+// measure codes up to speedMax bytes of sample, with all workers, three
+// times each way and keeps the fastest run: other work on the machine only
+// ever slows a run down.
 func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) {
 	n := min(len(sample), speedMax)
 	n -= n % d.Size()
@@ -75,7 +76,7 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 	meta := tensor.Meta{DType: d, Shape: []int64{int64(n / d.Size())}}
 	var sp codec.Speed
 	back := make([]byte, n)
-	for range 2 {
+	for range 3 {
 		start := time.Now()
 		w, err := frame.NewWriter(meta, c, 0, frame.Options{}, frame.Heap)
 		if err != nil {
@@ -147,10 +148,14 @@ func (f *factors) get(c codec.Codec) float64 {
 	return sum / float64(len(f.m))
 }
 
+// factorMin is the least expected write time a factor is learnt from:
+// shorter writes are ruled by fixed costs per call the model leaves out.
+const factorMin = 5e-3
+
 // observe adds a write with c that took actual seconds where the model
 // expected expected.
 func (f *factors) observe(c codec.Codec, actual, expected float64) {
-	if expected <= 0 || actual <= 0 {
+	if expected < factorMin || actual <= 0 {
 		return
 	}
 	r := min(max(actual/expected, minFactor), maxFactor)

@@ -61,8 +61,8 @@ func newStreamLink(t *testing.T, rate, share float64) *Store {
 	s := Wrap(f)
 	s.now, s.speed = clock.now, fixedSpeeds
 	s.cpu = func() (cpuTimes, bool) {
-		ms := uint64(clock.now().UnixNano() / 1e6)
-		return cpuTimes{busy: uint64(share * float64(ms)), total: ms}, true
+		ns := uint64(clock.now().UnixNano())
+		return cpuTimes{busy: uint64(share * float64(ns)), total: ns}, true
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -151,5 +151,27 @@ func TestAutoChoosesOncePerBatch(t *testing.T) {
 	}
 	if n := weighed.Load(); n > 3 { // three candidates, weighed once
 		t.Errorf("speeds asked %d times for 12 writes", n)
+	}
+}
+
+// A node on the loopback moves bytes with this machine's cores too.
+func TestPeerShares(t *testing.T) {
+	for url, want := range map[string]float64{
+		"tcp://127.0.0.1:7000": 2, "ucx://localhost:1?transports=tcp": 2, "tcp://[::1]:7": 2,
+		"tcp://10.0.0.5:7000": 1, "tcp://127.0.0.1:1,10.0.0.2:1": 2, "mem://x": 1,
+	} {
+		if got := peerShares(url); got != want {
+			t.Errorf("%s: %v, want %v", url, got, want)
+		}
+	}
+	a, ok := readCPU()
+	if !ok {
+		t.Skip("no process CPU time here")
+	}
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, _ := readCPU()
+	if v, ok := cpuShare(a, b); !ok || v <= 0 || v > 1.05 {
+		t.Errorf("a busy loop: share %v %v", v, ok)
 	}
 }

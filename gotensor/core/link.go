@@ -13,8 +13,9 @@ import (
 type Link struct {
 	BytesPerSecond float64 `json:"bytes_per_second"`
 	LatencySeconds float64 `json:"latency_seconds"`
-	// CPUShare is the share of this machine's CPU that was busy while the
-	// link moved bulk bytes (see codec.Hint.LinkCPU).
+	// CPUShare is the share of this machine's CPU that moving bulk bytes
+	// took: this process's, twice that for a node on the loopback (see
+	// codec.Hint.LinkCPU).
 	CPUShare float64 `json:"cpu_share"`
 	Samples  int64   `json:"samples"` // transfers observed
 	Seed     string  `json:"seed"`    // the default it started from, or "probe"

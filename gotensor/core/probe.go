@@ -55,7 +55,7 @@ func (s *Store) probeLink(ctx context.Context) {
 	share := -1.0
 	if c1, ok := s.cpu(); ok && cok {
 		if v, ok := cpuShare(c0, c1); ok {
-			share = v
+			share = v * peerShares(s.URL())
 		}
 	}
 	s.link.reseed(sent, d, rtt, share)

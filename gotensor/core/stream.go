@@ -106,7 +106,7 @@ func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, 
 	s.link.observe(stored, sending)
 	if c1, ok := s.cpu(); ok && cpuOK {
 		if v, ok := cpuShare(cpu0, c1); ok {
-			s.link.observeCPU(v)
+			s.link.observeCPU(v * peerShares(s.URL()))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -97,7 +98,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 // observeWrite adds a streamed write of stored bytes to the link estimate
 // when the link, not coding, held it back (it waited on the link at least
 // as long as it coded): then the link was busy from the first part sent
-// to the commit (sending), with the CPU share since cpu0. A write that
+// to the commit (sending), with the CPU share since cpu0 less coding's. A write that
 // coding held back only says the link is at least that fast.
 func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, cpu0 cpuTimes, cpuOK bool) {
 	if move < encode || sending <= 0 {
@@ -105,6 +106,8 @@ func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, 
 	}
 	s.link.observe(stored, sending)
 	if c1, ok := s.cpu(); ok && cpuOK {
+		// what coding took (its workers busy for encode) is not moving's
+		c1.busy -= min(c1.busy-cpu0.busy, uint64(encode.Nanoseconds())*uint64(parallel.Workers()))
 		if v, ok := cpuShare(cpu0, c1); ok {
 			s.link.observeCPU(v * peerShares(s.URL()))
 		}

@@ -47,39 +47,55 @@ def workloads(big_mib: int) -> dict[str, dict]:
     return {"MiniLM, 1 tensor": {"one": one}, f"MiniLM, {len(ws)} tensors": ws, f"bf16 {big_mib} MiB": {"big": big}}
 
 
-def _run(store, tensors: dict, codec: str, reps: int) -> dict:
+def _pass(store, tensors: dict, outs: dict, codec: str) -> tuple[float, float, dict]:
+    """One write then read of every tensor: (write s, read s, what was read)."""
+    t0 = time.perf_counter()
+    if len(tensors) == 1:
+        (k, t), = tensors.items()
+        store.write_tensor(k, t, codec=codec)
+        t1 = time.perf_counter()
+        store.read_tensor(k, out=outs[k])
+        back = outs
+    else:
+        store.write_tensors(tensors, codec=codec)
+        t1 = time.perf_counter()
+        back = store.read_tensors(list(tensors))
+    return t1 - t0, time.perf_counter() - t1, back
+
+
+def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
+    """Every codec, in rounds: each round writes and reads with each codec in turn, so that what warms up or
+    drifts over a run (the heap, buffer pools, the node, other load) falls on all codecs alike. The first
+    round warms up and checks the data; the medians of the others count."""
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
     outs = {k: torch.empty_like(t) for k, t in tensors.items()}
-    wt, rt = [], []
-    for i in range(reps + 1):  # the first pass warms up buffers and connections
-        t0 = time.perf_counter()
-        if len(tensors) == 1:
-            (k, t), = tensors.items()
-            store.write_tensor(k, t, codec=codec)
-            t1 = time.perf_counter()
-            store.read_tensor(k, out=outs[k])
-        else:
-            store.write_tensors(tensors, codec=codec)
-            t1 = time.perf_counter()
-            got = store.read_tensors(list(tensors))
-        t2 = time.perf_counter()
-        if i:
-            wt.append(t1 - t0)
-            rt.append(t2 - t1)
-    back = outs if len(tensors) == 1 else got
-    if codec not in ("q4", "q8"):
-        for k, t in tensors.items():
-            if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
-                raise AssertionError(f"{codec}: {k} did not read back bit-exact")
-    stored = sum(store.stat(k)["stored_bytes"] for k in tensors)
-    chosen = sorted({store.stat(k)["codec"] for k in tensors})
+    wt = {c: [] for c in codecs}
+    rt = {c: [] for c in codecs}
+    stored, chosen = {}, {}
+    for i in range(reps + 1):
+        for codec in codecs:
+            w, r, back = _pass(store, tensors, outs, codec)
+            if i:
+                wt[codec].append(w)
+                rt[codec].append(r)
+                continue
+            if codec not in ("q4", "q8"):
+                for k, t in tensors.items():
+                    if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
+                        raise AssertionError(f"{codec}: {k} did not read back bit-exact")
+            stats = [store.stat(k) for k in tensors]
+            stored[codec] = sum(st["stored_bytes"] for st in stats)
+            chosen[codec] = sorted({st["codec"] for st in stats})
     for k in tensors:
         store.delete(k)
-    w, r = statistics.median(wt), statistics.median(rt)
-    return {"codec": codec, "chosen": chosen, "raw_bytes": raw, "stored_bytes": stored, "ratio": raw / stored,
-            "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9, "write_read_GBps": 2 * raw / (w + r) / 1e9,
-            "reps": reps}
+    out = []
+    for c in codecs:
+        w, r = statistics.median(wt[c]), statistics.median(rt[c])
+        out.append({"codec": c, "chosen": chosen[c], "raw_bytes": raw, "stored_bytes": stored[c],
+                    "ratio": raw / stored[c], "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
+                    "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": reps})
+    return out
 
 
 class Node:
@@ -99,17 +115,22 @@ class Node:
         self.p.wait(timeout=30)
 
 
-def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str]) -> list[dict]:
-    """Every workload and codec over each transport (or mem:// when transports is empty)."""
+def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str],
+            only: str = "") -> list[dict]:
+    """Every workload and codec over each transport (or mem:// when transports is empty); only: workloads
+    whose name contains one of these comma-separated words."""
     import gotensor
     recs = []
     for name, tensors in workloads(big_mib).items():
+        if only and not any(w.strip().lower() in name.lower() for w in only.split(",")):
+            continue
         for tr in transports or ["mem"]:
             node = Node(tr) if tr != "mem" else None
             try:
                 with gotensor.open(node.url if node else "mem://bench-link") as s:
-                    for codec in codecs:
-                        r = {"link": link, "transport": tr, "workload": name, **_run(s, tensors, codec, reps)}
+                    for res in _run(s, tensors, codecs, reps):
+                        r = {"link": link, "transport": tr, "workload": name, **res}
+                        codec = r["codec"]
                         recs.append(r)
                         print(f"{link:14} {tr:4} {name:22} {codec:6} ratio {r['ratio']:5.2f} write {r['write_GBps']:6.3f} "
                               f"read {r['read_GBps']:6.3f} write+read {r['write_read_GBps']:6.3f} GB/s "
@@ -197,6 +218,8 @@ def main() -> None:
     ap.add_argument("--transports", default="tcp,ucx")
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--links", default="", help="e.g. 1gbit,10gbit+50us,unshaped (default: all)")
+    ap.add_argument("--workloads", default="", help="comma-separated words picking workloads, e.g. tensor,MiB")
+    ap.add_argument("--no-mem", action="store_true", help="leave out the mem:// row")
     ap.add_argument("--inner", default="", help=argparse.SUPPRESS)  # run inside a namespace: the link label
     ap.add_argument("--out", default="", help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -207,7 +230,7 @@ def main() -> None:
         if "ucx" in transports and "ucx" not in gotensor.info()["transports"]:
             transports.remove("ucx")
         with open(a.out, "w") as f:
-            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs), f)
+            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads), f)
         return
 
     from netns import ShapedLink, Unshapeable
@@ -215,7 +238,8 @@ def main() -> None:
     if a.links:
         links = [(None if l.split("+")[0] == "unshaped" else l.split("+")[0],
                   int(l.split("+")[1].rstrip("us")) if "+" in l else 0) for l in a.links.split(",")]
-    recs = measure("no link (mem://)", [], a.big_mib, a.reps, [c for c in codecs if c in LOSSLESS + ["auto"]])
+    recs = [] if a.no_mem else measure("no link (mem://)", [], a.big_mib, a.reps,
+                                        [c for c in codecs if c in LOSSLESS + ["auto"]], a.workloads)
     for rate, delay in links:
         try:
             link = ShapedLink("gtlink", rate, delay).__enter__()
@@ -225,7 +249,7 @@ def main() -> None:
         with link, tempfile.NamedTemporaryFile(suffix=".json") as out:
             cmd = [sys.executable, os.path.abspath(__file__), "--inner", link.label(), "--out", out.name,
                    "--reps", str(a.reps), "--big-mib", str(a.big_mib), "--transports", ",".join(transports),
-                   "--codecs", ",".join(codecs)]
+                   "--codecs", ",".join(codecs), "--workloads", a.workloads]
             subprocess.run(link.exec(cmd), check=True)
             recs += json.load(open(out.name))
     sys.path.insert(0, HERE)

@@ -13,15 +13,19 @@ const Auto = "auto"
 // one place "auto" is read. sample is the tensor's bytes or a part of them,
 // nil when they are not known yet (a write staged part by part).
 //
-// "auto" picks a lossless codec. With a Hint that knows the link and the
-// codecs' speeds (see Hint) it picks the one with the least expected write
-// and read time; without, byte planes for floats, LZ4 for other data that
-// a sample shows compressible, none otherwise. Whatever it picks, the frame
+// "auto" picks a lossless codec. With a Hint, a tensor smaller than
+// CodeMin gets none; with one that knows the link and the codecs' speeds
+// (see Hint) it picks the one with the least expected write and read time;
+// without, byte planes for floats, LZ4 for other data that a sample shows
+// compressible, none otherwise. Whatever it picks, the frame
 // never stores a chunk larger than raw, so "auto" never costs more space
 // than "none".
 func Resolve(spec string, meta tensor.Meta, sample []byte, h *Hint) (Codec, uint32, error) {
 	if spec != Auto {
 		return Parse(spec)
+	}
+	if h != nil && sample != nil && len(sample) < CodeMin {
+		return none{}, 0, nil
 	}
 	if h.usable(sample) {
 		return h.choose(meta, sample), 0, nil
@@ -34,6 +38,11 @@ func Resolve(spec string, meta tensor.Meta, sample []byte, h *Hint) (Codec, uint
 	}
 	return none{}, 0, nil
 }
+
+// CodeMin is the least raw bytes "auto" codes when writing to a store: below
+// it a tensor moves in about a round trip whatever its codec, and coding
+// it (and sampling it to choose) costs more than the bytes it saves.
+const CodeMin = 16 << 10
 
 // compressible says whether LZ4 shrinks a 64 KiB sample by 10% or more.
 func compressible(raw []byte) bool {

@@ -16,8 +16,13 @@ type Speed struct{ Encode, Decode float64 }
 type Hint struct {
 	LinkBytesPerSecond float64 // the store's observed throughput
 	LinkLatency        float64 // seconds per transfer
-	Streamed           bool    // coding overlaps moving, both ways
-	Capacity, Used     int64   // the store's capacity (0: unbounded) and bytes in use
+	// LinkCPU is the share of this machine's CPU that moving bytes keeps
+	// busy while the link runs at LinkBytesPerSecond (0: none, as with a
+	// NIC that moves them itself; 1: all of it, as with loopback TCP on a
+	// few cores). Coding overlaps moving only in the CPU left over.
+	LinkCPU        float64
+	Streamed       bool  // coding overlaps moving, both ways
+	Capacity, Used int64 // the store's capacity (0: unbounded) and bytes in use
 	// Speed gives a codec's measured speed on the tensor's dtype; false
 	// when it is not known.
 	Speed func(Codec) (Speed, bool)
@@ -34,8 +39,9 @@ type Hint struct {
 // Candidates are the lossless codecs "auto" weighs; planes only for floats.
 var candidates = []Codec{none{}, planes{}, lz4Block{}}
 
-// ratioSample is the most bytes of a tensor coded to estimate its ratio.
-const ratioSample = 256 << 10
+// ratioSample is the most bytes of a tensor coded to estimate its ratio:
+// enough for a dtype's byte statistics, little next to moving the tensor.
+const ratioSample = 64 << 10
 
 // gain is the least time (or space, when nearly full) a codec must be
 // expected to save over the best one before it, in the order of
@@ -75,9 +81,12 @@ func (h *Hint) factor(c Codec) float64 {
 func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
-// is given: time ~ max(raw/encode, stored/link) + latency when streamed
-// (the sum when not), likewise for reads with decode speed. Codecs whose
-// speed is unknown are left out; none is always in.
+// is given. Moving takes move = stored/link, of which LinkCPU keeps the
+// CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
+// two overlap as far as the CPU allows: time ~ max(move, code +
+// LinkCPU*move) + latency; not streamed, code + move + latency. Reads
+// likewise with decode speed. Codecs whose speed is unknown are left out;
+// none is always in.
 func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 	var out []Cost
 	for _, c := range candidates {
@@ -108,7 +117,8 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 
 func (h *Hint) combine(code, move float64) float64 {
 	if h.Streamed {
-		return math.Max(code, move)
+		cpu := min(max(h.LinkCPU, 0), 1)
+		return math.Max(move, code+cpu*move)
 	}
 	return code + move
 }

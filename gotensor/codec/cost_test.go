@@ -135,3 +135,30 @@ func TestAutoFactorCorrectsTheModel(t *testing.T) {
 		t.Fatalf("planes three times slower than expected: %s", got)
 	}
 }
+
+// An 8 Gbit/s link: where moving bytes takes all the CPU (TCP, or UCX over
+// TCP, on a few cores) planes' coding cannot hide behind sending and bf16
+// gets none; where a NIC moves them, coding overlaps sending and planes
+// pays.
+func TestAutoCountsTheCPUMovingTakes(t *testing.T) {
+	bf16 := weightsBF16(8 << 20)
+	h := &Hint{LinkBytesPerSecond: 1e9, LinkLatency: 50e-6, Streamed: true, Speed: fakeSpeeds, LinkCPU: 1}
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "none" {
+		t.Errorf("CPU-bound link: %s", got)
+	}
+	h.LinkCPU = 0
+	if got := pick(t, tensor.BFloat16, bf16, h); got != "planes" {
+		t.Errorf("NIC link: %s", got)
+	}
+}
+
+// A tensor too small to pay for coding gets none, however slow the link.
+func TestAutoTinyTensorsGetNone(t *testing.T) {
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	if got := pick(t, tensor.BFloat16, weightsBF16(CodeMin/2-8), h); got != "none" {
+		t.Errorf("tiny bf16: %s", got)
+	}
+	if got := pick(t, tensor.BFloat16, weightsBF16(CodeMin), h); got != "planes" {
+		t.Errorf("bf16 of CodeMin*2 bytes: %s", got)
+	}
+}

@@ -28,12 +28,16 @@ type Store struct {
 	Limits frame.Limits
 	Frame  frame.Options
 
-	stats   *stats
-	link    *linkEstimate
-	now     func() time.Time // the clock transfers are timed by
-	speed   SpeedSource      // codec speeds "auto" weighs
-	factors factors          // how far "auto"'s expectations were off, per codec
-	usage   usageCache
+	stats    *stats
+	link     *linkEstimate
+	now      func() time.Time        // the clock transfers are timed by
+	speed    SpeedSource             // codec speeds "auto" weighs
+	cpu      func() (cpuTimes, bool) // the machine's CPU time (readCPU)
+	factors  factors                 // how far "auto"'s expectations were off, per codec
+	usage    usageCache
+	probe    sync.Once  // the link probe (see probeLink)
+	choices  choices    // recent "auto" choices
+	choosing sync.Mutex // held while "auto" weighs
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -53,7 +57,7 @@ func Wrap(st store.Store) *Store {
 	s := &Store{
 		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
 		Frame: frame.Options{AlignRows: true},
-		stats: newStats(), now: time.Now, speed: MeasuredSpeed,
+		stats: newStats(), now: time.Now, speed: MeasuredSpeed, cpu: readCPU,
 	}
 	s.link = newLinkEstimate(st.URL(), func() time.Time { return s.now() })
 	return s
@@ -122,18 +126,14 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 		return err
 	}
 	start := s.now()
-	var hint *codec.Hint
-	if spec == codec.Auto {
-		hint = s.hint(meta, raw)
-	}
-	c, param, err := codec.Resolve(spec, meta, raw, hint)
+	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
 	if err != nil {
 		return err
 	}
-	if hint != nil && hint.Expected > 0 {
+	if expected > 0 {
 		defer func() {
 			if err == nil {
-				s.factors.observe(c, s.now().Sub(start).Seconds(), hint.Expected)
+				s.factors.observe(c, s.now().Sub(start).Seconds(), expected)
 			}
 		}()
 	}
@@ -155,6 +155,40 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	}
 	s.stats.wrote(c.Name(), int64(len(raw)), int64(len(f)), encode, move, s.now().Sub(start))
 	return nil
+}
+
+// resolve reads a codec spec for a whole write (see codec.Resolve): "auto"
+// weighs the codecs with what s knows, or reuses its choice for a tensor
+// of the same dtype and size class made within choiceTTL. expected is the
+// model's write time in seconds, 0 when it was not used.
+func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw []byte) (codec.Codec, uint32, float64, error) {
+	if spec != codec.Auto {
+		c, param, err := codec.Resolve(spec, meta, raw, nil)
+		return c, param, 0, err
+	}
+	if store.Streams(s.st) {
+		s.probe.Do(func() { s.probeLink(ctx) })
+	}
+	// One writer weighs at a time: the others of a batch wait for its
+	// choice and reuse it.
+	s.choosing.Lock()
+	defer s.choosing.Unlock()
+	now := s.now()
+	if ch, ok := s.choices.get(meta, len(raw), now, s.link.estimate().BytesPerSecond); ok {
+		return ch.c, 0, ch.expected * float64(len(raw)), nil
+	}
+	hint := s.hint(meta, raw)
+	c, param, err := codec.Resolve(spec, meta, raw, hint)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if traceAuto {
+		s.trace(meta, raw, hint, c)
+	}
+	if hint.Expected > 0 && len(raw) > 0 {
+		s.choices.put(meta, len(raw), choice{c: c, expected: hint.Expected / float64(len(raw)), at: now, link: hint.LinkBytesPerSecond})
+	}
+	return c, param, hint.Expected, nil
 }
 
 // Encode builds the frame for a tensor, as WriteTensor would store it

@@ -13,8 +13,12 @@ import (
 type Link struct {
 	BytesPerSecond float64 `json:"bytes_per_second"`
 	LatencySeconds float64 `json:"latency_seconds"`
-	Samples        int64   `json:"samples"` // transfers observed
-	Seed           string  `json:"seed"`    // the default it started from
+	// CPUShare is the share of this machine's CPU that moving bulk bytes
+	// took: this process's, twice that for a node on the loopback (see
+	// codec.Hint.LinkCPU).
+	CPUShare float64 `json:"cpu_share"`
+	Samples  int64   `json:"samples"` // transfers observed
+	Seed     string  `json:"seed"`    // the default it started from, or "probe"
 }
 
 // Transfers of at least linkBulk bytes update the throughput; smaller ones
@@ -25,11 +29,12 @@ const (
 )
 
 // linkSeeds are the starting estimates by URL scheme.
+// A store across a link replaces its seed by a probe (see probeLink).
 var linkSeeds = map[string]Link{
-	"mem":  {BytesPerSecond: 20e9, LatencySeconds: 1e-6, Seed: "memory"},
-	"file": {BytesPerSecond: 1e9, LatencySeconds: 100e-6, Seed: "disk"},
-	"tcp":  {BytesPerSecond: 1.25e9, LatencySeconds: 100e-6, Seed: "tcp 10 Gbit/s"},
-	"ucx":  {BytesPerSecond: 12.5e9, LatencySeconds: 10e-6, Seed: "ucx 100 Gbit/s"},
+	"mem":  {BytesPerSecond: 20e9, LatencySeconds: 1e-6, CPUShare: 1, Seed: "memory"},
+	"file": {BytesPerSecond: 1e9, LatencySeconds: 100e-6, CPUShare: 0.5, Seed: "disk"},
+	"tcp":  {BytesPerSecond: 1.25e9, LatencySeconds: 100e-6, CPUShare: 1, Seed: "tcp 10 Gbit/s"},
+	"ucx":  {BytesPerSecond: 12.5e9, LatencySeconds: 10e-6, CPUShare: 0.5, Seed: "ucx 100 Gbit/s"},
 }
 
 // linkEstimate is a Store's running Link; safe for concurrent use.
@@ -121,6 +126,32 @@ func (e *linkEstimate) observe(n int64, d time.Duration) {
 		move = 1e-9
 	}
 	e.l.BytesPerSecond += linkWeight * (float64(n)/move - e.l.BytesPerSecond)
+}
+
+// observeCPU adds the share of the CPU that was busy while bulk bytes moved.
+func (e *linkEstimate) observeCPU(share float64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.l.CPUShare += linkWeight * (min(max(share, 0), 1) - e.l.CPUShare)
+}
+
+// reseed replaces the estimate by a probe's: n bytes moved in d, after a
+// round trip of rtt, with the given share of the CPU busy (negative: not
+// known, the seed's is kept).
+func (e *linkEstimate) reseed(n int64, d, rtt time.Duration, cpu float64) {
+	if n <= 0 || d <= 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	lat := rtt.Seconds()
+	move := max(d.Seconds()-lat, d.Seconds()/2)
+	e.l.BytesPerSecond, e.l.LatencySeconds = float64(n)/move, lat
+	if cpu >= 0 {
+		e.l.CPUShare = min(cpu, 1)
+	}
+	e.l.Seed = "probe"
+	e.l.Samples++
 }
 
 func (e *linkEstimate) estimate() Link {

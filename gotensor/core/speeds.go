@@ -2,6 +2,9 @@ package core
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,8 +66,9 @@ func (t *speedTable) get(d tensor.DType, c codec.Codec, sample []byte) (codec.Sp
 	return sp, true
 }
 
-// measure codes up to speedMax bytes of sample, with all workers, twice
-// each way and keeps the faster run.
+// measure codes up to speedMax bytes of sample, with all workers, three
+// times each way and keeps the fastest run: other work on the machine only
+// ever slows a run down.
 func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) {
 	n := min(len(sample), speedMax)
 	n -= n % d.Size()
@@ -72,7 +76,7 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 	meta := tensor.Meta{DType: d, Shape: []int64{int64(n / d.Size())}}
 	var sp codec.Speed
 	back := make([]byte, n)
-	for range 2 {
+	for range 3 {
 		start := time.Now()
 		w, err := frame.NewWriter(meta, c, 0, frame.Options{}, frame.Heap)
 		if err != nil {
@@ -101,6 +105,7 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
+		LinkCPU:            l.CPUShare,
 		Streamed:           s.streams(int64(len(raw))),
 		Capacity:           u.Capacity,
 		Used:               u.Bytes,
@@ -143,10 +148,14 @@ func (f *factors) get(c codec.Codec) float64 {
 	return sum / float64(len(f.m))
 }
 
+// factorMin is the least expected write time a factor is learnt from:
+// shorter writes are ruled by fixed costs per call the model leaves out.
+const factorMin = 5e-3
+
 // observe adds a write with c that took actual seconds where the model
 // expected expected.
 func (f *factors) observe(c codec.Codec, actual, expected float64) {
-	if expected <= 0 || actual <= 0 {
+	if expected < factorMin || actual <= 0 {
 		return
 	}
 	r := min(max(actual/expected, minFactor), maxFactor)
@@ -182,4 +191,21 @@ func (s *Store) cachedUsage() store.Usage {
 		s.usage.u, s.usage.at = s.st.Usage(), now
 	}
 	return s.usage.u
+}
+
+// traceAuto, when GOTENSOR_AUTO_TRACE is set, prints what "auto" weighed
+// for a tensor to stderr: the link, each candidate's speeds, sample ratio
+// and expected times, and the choice.
+var traceAuto = os.Getenv("GOTENSOR_AUTO_TRACE") != ""
+
+func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.Codec) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link %.3g B/s latency %.3g s cpu %.2f streamed %v -> %s\n",
+		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.LinkCPU, h.Streamed, chosen.Name())
+	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
+		sp, _ := h.Speed(c.Codec)
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Factor)
+	}
+	os.Stderr.WriteString(b.String())
 }

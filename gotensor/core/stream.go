@@ -8,6 +8,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -55,6 +56,8 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	piece := max(cs, StreamPiece/cs*cs)
 	var at int64
 	var encode, move time.Duration
+	var sending time.Time // when the first part left
+	c0, cok := s.cpu()
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
@@ -66,6 +69,9 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 		t1 := s.now()
 		encode += t1.Sub(t0)
 		for _, b := range w.Take() {
+			if sending.IsZero() {
+				sending = s.now()
+			}
 			if err := sink.WritePart(at, b); err != nil {
 				return err
 			}
@@ -84,9 +90,28 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	end := s.now()
 	move += end.Sub(t0)
 	stored := at + int64(len(hdr))
-	s.link.observe(stored, move)
+	s.observeWrite(stored, encode, move, end.Sub(sending), c0, cok)
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
 	return nil
+}
+
+// observeWrite adds a streamed write of stored bytes to the link estimate
+// when the link, not coding, held it back (it waited on the link at least
+// as long as it coded): then the link was busy from the first part sent
+// to the commit (sending), with the CPU share since cpu0 less coding's. A write that
+// coding held back only says the link is at least that fast.
+func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, cpu0 cpuTimes, cpuOK bool) {
+	if move < encode || sending <= 0 {
+		return
+	}
+	s.link.observe(stored, sending)
+	if c1, ok := s.cpu(); ok && cpuOK {
+		// what coding took (its workers busy for encode) is not moving's
+		c1.busy -= min(c1.busy-cpu0.busy, uint64(encode.Nanoseconds())*uint64(parallel.Workers()))
+		if v, ok := cpuShare(cpu0, c1); ok {
+			s.link.observeCPU(v * peerShares(s.URL()))
+		}
+	}
 }
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched

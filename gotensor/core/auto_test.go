@@ -1,0 +1,177 @@
+package core
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// streamLink is a fakeLink that streams: each part and range costs its
+// time on the link, and moving keeps a given share of the CPU busy (on
+// the fake clock).
+type streamLink struct {
+	*fakeLink
+	mem store.Store // the store under the link, whose calls cost nothing
+}
+
+func (f *streamLink) PutStream(ctx context.Context, key string) (store.PartSink, error) {
+	return &clockSink{PartSink: store.BufferedStream(ctx, f.mem, key), f: f.fakeLink}, nil
+}
+
+func (f *streamLink) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+	b, size, err := f.mem.(store.RangeReader).GetRange(ctx, key, off, n)
+	f.clock.advance(f.cost(len(b)))
+	return b, size, err
+}
+
+type clockSink struct {
+	store.PartSink
+	f *fakeLink
+}
+
+func (c *clockSink) WritePart(off int64, b []byte) error {
+	c.f.clock.advance(time.Duration(float64(len(b)) / c.f.rate * 1e9))
+	return c.PartSink.WritePart(off, b)
+}
+
+func (c *clockSink) Commit(h []byte) error {
+	c.f.clock.advance(c.f.cost(len(h)))
+	return c.PartSink.Commit(h)
+}
+
+func (c *clockSink) Abort() {
+	c.f.clock.advance(c.f.latency)
+	c.PartSink.Abort()
+}
+
+// newStreamLink is a store across a streaming fake link at rate bytes/s
+// whose moving keeps share of the CPU busy.
+func newStreamLink(t *testing.T, rate, share float64) *Store {
+	t.Helper()
+	mem := store.NewMem("mem://", 0)
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	f := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: 100 * time.Microsecond}, mem: mem}
+	s := Wrap(f)
+	s.now, s.speed = clock.now, fixedSpeeds
+	s.cpu = func() (cpuTimes, bool) {
+		ns := uint64(clock.now().UnixNano())
+		return cpuTimes{busy: uint64(share * float64(ns)), total: ns}, true
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func chosen(t *testing.T, s *Store, key string) string {
+	t.Helper()
+	st, err := s.Stat(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Codec
+}
+
+// An 8 Gbit/s link whose moving takes all of a few cores (TCP, or UCX over
+// TCP, on loopback): coding planes cannot overlap sending, and bf16 gets
+// none. The same link with a NIC that moves bytes by itself: planes.
+func TestAutoCountsTheCPUMovingTakes(t *testing.T) {
+	raw := bf16Weights(8 << 20) // 16 MiB: streamed
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{8 << 20}}
+	for _, tc := range []struct {
+		share float64
+		want  string
+	}{{1, "none"}, {0, "planes"}} {
+		s := newStreamLink(t, 1e9, tc.share)
+		for i := range 4 {
+			if err := s.WriteTensor(ctx, "w", meta, raw, "auto"); err != nil {
+				t.Fatal(err)
+			}
+			if got := chosen(t, s, "w"); got != tc.want {
+				t.Errorf("CPU share %v, write %d: %s, want %s (link %+v)", tc.share, i, got, tc.want, s.Stats().Link)
+			}
+		}
+	}
+}
+
+// The first write "auto" weighs probes the link: its rate and CPU share
+// replace the seed, and the probe leaves nothing behind.
+func TestAutoProbesTheLink(t *testing.T) {
+	s := newStreamLink(t, 125e6, 0.5)
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{8 << 20}}
+	if err := s.WriteTensor(ctx, "w", meta, bf16Weights(8<<20), "auto"); err != nil {
+		t.Fatal(err)
+	}
+	l := s.Stats().Link
+	if l.Seed != "probe" || math.Abs(l.BytesPerSecond/125e6-1) > 0.15 || math.Abs(l.CPUShare-0.5) > 0.1 {
+		t.Fatalf("link after the probe: %+v", l)
+	}
+	if keys, _ := s.Keys(ctx, ""); len(keys) != 1 || keys[0] != "w" {
+		t.Fatalf("keys %v", keys)
+	}
+	if got := chosen(t, s, "w"); got != "planes" {
+		t.Fatalf("1 Gbit/s: %s", got)
+	}
+}
+
+// A batch of tensors of one dtype and size class gets one codec, weighed
+// once: the rest reuse the choice.
+func TestAutoChoosesOncePerBatch(t *testing.T) {
+	s := newStreamLink(t, 125e6, 0.5)
+	var weighed atomic.Int64
+	s.speed = func(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, bool) {
+		weighed.Add(1)
+		return fixedSpeeds(d, c, sample)
+	}
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{300 << 10}}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			raw := bf16Weights(300<<10 + i) // sizes differ a little, class alike
+			m := tensor.Meta{DType: meta.DType, Shape: []int64{int64(len(raw) / 2)}}
+			if err := s.WriteTensor(ctx, string(rune('a'+i)), m, raw, "auto"); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	codecs := map[string]bool{}
+	for i := range 12 {
+		codecs[chosen(t, s, string(rune('a'+i)))] = true
+	}
+	if len(codecs) != 1 {
+		t.Errorf("one batch, codecs %v", codecs)
+	}
+	if n := weighed.Load(); n > 3 { // three candidates, weighed once
+		t.Errorf("speeds asked %d times for 12 writes", n)
+	}
+}
+
+// A node on the loopback moves bytes with this machine's cores too.
+func TestPeerShares(t *testing.T) {
+	for url, want := range map[string]float64{
+		"tcp://127.0.0.1:7000": 2, "ucx://localhost:1?transports=tcp": 2, "tcp://[::1]:7": 2,
+		"tcp://10.0.0.5:7000": 1, "tcp://127.0.0.1:1,10.0.0.2:1": 2, "mem://x": 1,
+	} {
+		if got := peerShares(url); got != want {
+			t.Errorf("%s: %v, want %v", url, got, want)
+		}
+	}
+	a, ok := readCPU()
+	if !ok {
+		t.Skip("no process CPU time here")
+	}
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, _ := readCPU()
+	if v, ok := cpuShare(a, b); !ok || v <= 0 || v > 1.05 {
+		t.Errorf("a busy loop: share %v %v", v, ok)
+	}
+}

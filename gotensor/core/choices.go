@@ -1,0 +1,64 @@
+package core
+
+import (
+	"math"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// choiceTTL is how long a store reuses what "auto" chose for a dtype and
+// size class (a power of two of raw bytes), as long as the link estimate
+// stays within choiceDrift of what it was: a batch of writes (say a
+// model's tensors) gets one codec per kind of tensor, each chosen once,
+// and a change in the link or the store shows within a second.
+const (
+	choiceTTL   = time.Second
+	choiceDrift = 0.25
+)
+
+type choiceKey struct {
+	d    tensor.DType
+	size int // bits.Len of the raw byte count
+}
+
+type choice struct {
+	c        codec.Codec
+	expected float64 // seconds per raw byte the model expected to write (0: chosen without it)
+	at       time.Time
+	link     float64 // the link's bytes per second then
+}
+
+// choices are a store's recent "auto" choices; safe for concurrent use.
+type choices struct {
+	mu sync.Mutex
+	m  map[choiceKey]choice
+}
+
+func keyOf(meta tensor.Meta, raw int) choiceKey {
+	return choiceKey{meta.DType, bits.Len(uint(raw))}
+}
+
+// get is the codec chosen for such a tensor within choiceTTL of now, over
+// a link about as fast as now.
+func (cs *choices) get(meta tensor.Meta, raw int, now time.Time, link float64) (choice, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	ch, ok := cs.m[keyOf(meta, raw)]
+	if !ok || now.Sub(ch.at) >= choiceTTL || now.Before(ch.at) || math.Abs(link-ch.link) > choiceDrift*ch.link {
+		return choice{}, false
+	}
+	return ch, true
+}
+
+func (cs *choices) put(meta tensor.Meta, raw int, ch choice) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[choiceKey]choice{}
+	}
+	cs.m[keyOf(meta, raw)] = ch
+}

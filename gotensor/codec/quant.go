@@ -145,6 +145,15 @@ type quantScratch struct {
 	x           []float32
 	mn, sc, sum []float32
 	tab         []uint32 // q4 decode: 16 output words per column
+	raw         []byte   // q4 decode: 16 output words per group
+}
+
+// words returns n bytes of scratch.
+func (s *quantScratch) words(n int) []byte {
+	if cap(s.raw) < n {
+		s.raw = make([]byte, n)
+	}
+	return s.raw[:n]
 }
 
 var quantPool = pool.New(func() *quantScratch { return new(quantScratch) })
@@ -374,24 +383,59 @@ func dequantize(qv uint8, scale, mn float32, d tensor.DType) uint32 {
 
 // decodeGroups is the inverse of encodeGroups.
 func (q quant) decodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
-	var tab [16]uint32
+	if q.bits == 4 {
+		q.decodeGroups4(g, d, s, row, g0, g1, data, scales)
+		return
+	}
 	for gi := g0; gi < g1; gi++ {
 		scale, mn := q.getScale(scales[gi*2*q.scale:]), q.getScale(scales[(gi*2+1)*q.scale:])
 		n := min(g.group, g.length-gi*g.group) // the last group may be padded
 		out := row[gi*g.group*g.elem : (gi*g.group+n)*g.elem]
-		if q.bits == 8 {
-			s.size(n, 0)
-			codes := data[gi*g.group:][:n]
-			for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
-				s.x[i] = float32(codes[i])/scale + mn
-			}
-			fromF32s(out, s.x, d)
-			continue
+		s.size(n, 0)
+		codes := data[gi*g.group:][:n]
+		for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
+			s.x[i] = float32(codes[i])/scale + mn
 		}
+		fromF32s(out, s.x, d)
+	}
+}
+
+// decodeGroups4 computes the 16 values each group's codes stand for, in
+// the tensor's dtype, for all groups [g0, g1) at once, then looks the
+// nibbles up in them.
+func (q quant) decodeGroups4(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
+	ng := g1 - g0
+	s.size(16*ng, ng)
+	for i := range ng {
+		s.sc[i], s.mn[i] = q.getScale(scales[(g0+i)*2*q.scale:]), q.getScale(scales[((g0+i)*2+1)*q.scale:])
+	}
+	for i := levels4Fast(s.x, s.sc, s.mn); i < ng; i++ {
+		for c := range 16 {
+			s.x[16*i+c] = float32(c)/s.sc[i] + s.mn[i]
+		}
+	}
+	words := s.words(16 * ng * g.elem)
+	fromF32s(words, s.x, d)
+	whole := ng
+	if g1 == g.groups && g.length%g.group != 0 {
+		whole-- // the last group is padded
+	}
+	gi := g0
+	if g.elem == 2 && nibbles16GroupsFast(row[g0*g.group*2:], data[g0*g.group/2:], words, whole, g.group/2) {
+		gi += whole
+	}
+	var tab [16]uint32
+	for ; gi < g1; gi++ {
+		w := words[16*(gi-g0)*g.elem:]
 		for c := range tab {
-			tab[c] = dequantize(uint8(c), scale, mn, d)
+			if g.elem == 2 {
+				tab[c] = uint32(binary.LittleEndian.Uint16(w[2*c:]))
+			} else {
+				tab[c] = binary.LittleEndian.Uint32(w[4*c:])
+			}
 		}
-		putNibbles(out, data[gi*g.group/2:][:(n+1)/2], &tab, g.elem)
+		n := min(g.group, g.length-gi*g.group) // the last group may be padded
+		putNibbles(row[gi*g.group*g.elem:(gi*g.group+n)*g.elem], data[gi*g.group/2:][:(n+1)/2], &tab, g.elem)
 	}
 }
 
@@ -512,8 +556,8 @@ func fromF32s(dst []byte, src []float32, d tensor.DType) {
 		}
 	case tensor.BFloat16:
 		dst = dst[:2*len(src)]
-		for i, x := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(x))
+		for i := f32ToBF16Fast(dst, src); i < len(src); i++ {
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(src[i]))
 		}
 	default:
 		dst = dst[:4*len(src)]

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package codec
+
+func f32ToBF16Fast(dst []byte, src []float32) int                      { return 0 }
+func levels4Fast(dst, sc, mn []float32) int                            { return 0 }
+func nibbles16GroupsFast(out, in, words []byte, groups, half int) bool { return false }
+
+var haveAVX2, haveF16C = false, false

@@ -209,28 +209,40 @@ func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 // encodeGroups quantizes groups [g0, g1) of a row whose groups are
 // contiguous (inner == 1).
 func (q quant) encodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
-	s.size((g1-g0)*g.group, 0)
+	ng := g1 - g0
+	s.size(ng*g.group, 2*ng)
 	lo, hi := g0*g.group, min(g1*g.group, g.length)
 	toF32s(s.x[:hi-lo], row[lo*g.elem:hi*g.elem], d)
 	clear(s.x[hi-lo:]) // padding
 	levels := float32(int(1)<<q.bits - 1)
-	for gi := g0; gi < g1; gi++ {
-		x := s.x[(gi-g0)*g.group : (gi-g0+1)*g.group]
-		mn, mx := minMax(x)
-		scale := levels * (1 / (mx - mn)) // FlexGen: B / (mx - mn) is reciprocal, then multiply
-		q.putScale(scales[gi*2*q.scale:], scale)
-		q.putScale(scales[(gi*2+1)*q.scale:], mn)
-		if q.bits == 8 {
-			out := data[gi*g.group : (gi+1)*g.group]
-			for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
-				out[j] = quantize(x[j], mn, scale, levels)
-			}
-			continue
+	pairs := s.sc[:2*ng] // scale and min of each group
+	codes := g.group * q.bits / 8
+	data = data[g0*codes : g1*codes]
+	for i := 0; i < ng; i++ {
+		if i += quantGroupsFast(data[i*codes:], pairs[2*i:], s.x[i*g.group:], g.group, q.bits, levels); i < ng {
+			q.encodeGroup(s.x[i*g.group:(i+1)*g.group], data[i*codes:(i+1)*codes], pairs[2*i:], levels)
 		}
-		out := data[gi*g.group/2 : (gi+1)*g.group/2]
-		for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
-			out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
+	}
+	if q.scale == 2 {
+		fromF32s(scales[g0*4:g1*4], pairs, tensor.Float16)
+	} else {
+		fromF32s(scales[g0*8:g1*8], pairs, tensor.Float32)
+	}
+}
+
+// encodeGroup quantizes the group x to out, its scale and min to pair.
+func (q quant) encodeGroup(x []float32, out []byte, pair []float32, levels float32) {
+	mn, mx := minMax(x)
+	scale := levels * (1 / (mx - mn)) // FlexGen: B / (mx - mn) is reciprocal, then multiply
+	pair[0], pair[1] = scale, mn
+	if q.bits == 8 {
+		for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
+			out[j] = quantize(x[j], mn, scale, levels)
 		}
+		return
+	}
+	for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
+		out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
 	}
 }
 

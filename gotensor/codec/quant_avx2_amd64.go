@@ -74,3 +74,19 @@ func nibbles16GroupsFast(out, in, words []byte, groups, half int) bool {
 	nibbles16GroupsAVX(&out[0], &in[0], &words[0], groups, half)
 	return true
 }
+
+//go:noescape
+func quantGroupsAVX(out *byte, pairs, x *float32, groups, group int, levels float32, bits int) int
+
+// quantGroupsFast quantizes a prefix of the groups of x (the groups of
+// whole rows: encodeGroups), their scale and min to pairs (len(pairs)/2
+// groups), and returns how many groups it did: it stops at the first
+// group that needs the builtins' min and max rules (a NaN, a zero end).
+func quantGroupsFast(data []byte, pairs, x []float32, group, bits int, levels float32) int {
+	groups := len(pairs) / 2
+	if !haveAVX2 || groups == 0 || group%16 != 0 {
+		return 0
+	}
+	_, _ = x[groups*group-1], data[groups*group*bits/8-1]
+	return quantGroupsAVX(&data[0], &pairs[0], &x[0], groups, group, levels, bits)
+}

@@ -32,6 +32,25 @@
 	VPXOR Y8, Y8, Y8 \
 	VMOVDQU avxLowBytes<>(SB), Y9
 
+// QUANT8 at a register: the codes of the eight floats at off(p).
+#define QUANTP(p, off, r) \
+	VMOVUPS off(p), r \
+	VSUBPS Y4, r, r \
+	VMULPS Y5, r, r \
+	VMAXPS Y8, r, r \
+	VMINPS Y6, r, r \
+	VADDPS Y7, r, r
+
+// r = min, max or sum (op) of the 8 lanes of yr (xr its low half) in
+// every lane of xr; X1 is scratch.
+#define REDUCE(op, yr, xr) \
+	VEXTRACTF128 $1, yr, X1 \
+	op X1, xr, xr \
+	VPERMILPS $0x4e, xr, X1 \
+	op X1, xr, xr \
+	VPERMILPS $0xb1, xr, X1 \
+	op X1, xr, xr
+
 DATA avxConst<>+0(SB)/4, $0x7c007c00  // half exponents
 DATA avxConst<>+4(SB)/4, $0x00007fff  // bfloat16 rounding
 DATA avxConst<>+8(SB)/4, $0x00000001
@@ -375,5 +394,111 @@ nextg:
 	DECQ R9
 	JMP  loopg
 doneg:
+	VZEROUPPER
+	RET
+
+// func quantGroupsAVX(out *byte, pairs, x *float32, groups, group int, levels float32, bits int) int
+// Quantizes whole groups of x (group floats each, a multiple of 16) to
+// bits-bit codes (4: two a byte, high nibble first; 8), their scale and
+// min to pairs, while a group's min and max come out the same with plain
+// comparisons as with the builtins' rules (the sum shows no NaN, neither
+// end is a zero); returns how many groups it did.
+TEXT ·quantGroupsAVX(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ pairs+8(FP), R8
+	MOVQ x+16(FP), SI
+	MOVQ groups+24(FP), R9
+	MOVQ group+32(FP), R10
+	VBROADCASTSS levels+40(FP), Y6
+	MOVQ bits+48(FP), R11
+	VBROADCASTSS avxConst<>+16(SB), Y7
+	VPXOR Y8, Y8, Y8
+	VMOVDQU avxLowBytes<>(SB), Y9
+	VPBROADCASTD avxConst<>+20(SB), X10
+	MOVL $0x3f800000, AX
+	VMOVD AX, X15
+	XORQ BX, BX
+groupq:
+	CMPQ BX, R9
+	JAE  doneqg
+	// min, max and sum, two vectors of each
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y12
+	VMOVAPS Y1, Y13
+	MOVQ $16, CX
+minmaxq:
+	CMPQ CX, R10
+	JAE  reduceq
+	VMOVUPS (SI)(CX*4), Y14
+	VMOVUPS 32(SI)(CX*4), Y11
+	VMINPS Y14, Y0, Y0
+	VMINPS Y11, Y1, Y1
+	VMAXPS Y14, Y2, Y2
+	VMAXPS Y11, Y3, Y3
+	VADDPS Y14, Y12, Y12
+	VADDPS Y11, Y13, Y13
+	ADDQ $16, CX
+	JMP  minmaxq
+reduceq:
+	VMINPS Y1, Y0, Y0
+	VMAXPS Y3, Y2, Y2
+	VADDPS Y13, Y12, Y12
+	REDUCE(VMINPS, Y0, X0)
+	REDUCE(VMAXPS, Y2, X2)
+	REDUCE(VADDPS, Y12, X12)
+	VUCOMISS X12, X12
+	JP   doneqg // a NaN
+	VUCOMISS X8, X0
+	JEQ  doneqg // a zero end
+	VUCOMISS X8, X2
+	JEQ  doneqg
+	// scale = levels * (1 / (max - min))
+	VSUBSS X0, X2, X3
+	VDIVSS X3, X15, X3
+	VMULSS X3, X6, X3
+	VMOVSS X3, (R8)
+	VMOVSS X0, 4(R8)
+	VBROADCASTSS X3, Y5
+	VBROADCASTSS X0, Y4
+	MOVQ SI, R12
+	LEAQ (SI)(R10*4), R13 // the group's end
+	CMPQ R11, $4
+	JEQ  codes4
+codes8:
+	CMPQ R12, R13
+	JAE  nextq
+	QUANTP(R12, 0, Y0)
+	PACK8(Y0, X0)
+	VMOVQ X0, (DI)
+	ADDQ $32, R12
+	ADDQ $8, DI
+	JMP  codes8
+codes4:
+	CMPQ R12, R13
+	JAE  nextq
+	QUANTP(R12, 0, Y0)
+	QUANTP(R12, 32, Y1)
+	PACK8(Y0, X0)
+	PACK8(Y1, X1)
+	VPUNPCKLQDQ X1, X0, X0
+	VPSRLW $8, X0, X2
+	VPSLLW $4, X0, X0
+	VPAND X10, X0, X0
+	VPOR X2, X0, X0
+	VPACKUSWB X0, X0, X0
+	VMOVQ X0, (DI)
+	ADDQ $64, R12
+	ADDQ $8, DI
+	JMP  codes4
+nextq:
+	MOVQ R13, SI
+	ADDQ $8, R8
+	INCQ BX
+	JMP  groupq
+doneqg:
+	MOVQ BX, ret+56(FP)
 	VZEROUPPER
 	RET

@@ -119,10 +119,17 @@ func TestQuantKernelLevelsAgree(t *testing.T) {
 		src := make([]byte, n*d.Size())
 		rate := []int{2, 30, 1000}[r.IntN(3)] // how often a value is special
 		constant := r.IntN(n)                 // a constant stretch
+		signs := r.IntN(3)                    // 1: no negative numbers, 2: no positive ones (zeros as group ends)
 		for i := range n {
 			b := math.Float32bits(float32(r.NormFloat64() * 0.02))
 			if r.IntN(rate) == 0 {
 				b = quantEdgeValue(r, d)
+			}
+			if signs > 0 && b&0x7FFFFFFF <= 0x7F800000 {
+				b = b&0x7FFFFFFF | uint32(signs-1)<<31
+				if r.IntN(8) == 0 {
+					b = r.Uint32() & 0x80000000 // a zero of either sign
+				}
 			}
 			if i >= constant && i < constant+100 {
 				b = math.Float32bits(0.5)

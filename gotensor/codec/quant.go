@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
@@ -433,7 +434,7 @@ func (q quant) decodeGroups4(g geometry, d tensor.DType, s *quantScratch, row []
 		whole-- // the last group is padded
 	}
 	gi := g0
-	if g.elem == 2 && nibbles16GroupsFast(row[g0*g.group*2:], data[g0*g.group/2:], words, whole, g.group/2) {
+	if nibblesGroupsFast(row[g0*g.group*g.elem:], data[g0*g.group/2:], words, whole, g.group/2, g.elem) {
 		gi += whole
 	}
 	var tab [16]uint32
@@ -549,11 +550,18 @@ func toF32s(dst []float32, src []byte, d tensor.DType) {
 		}
 	default:
 		src = src[:4*len(dst)]
+		if nativeLittleEndian && len(dst) > 0 {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+			return
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	}
 }
+
+// nativeLittleEndian: float32 slices hold the tensor's bytes as they are.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // fromF32s rounds src to dtype d into dst.
 func fromF32s(dst []byte, src []float32, d tensor.DType) {
@@ -573,6 +581,10 @@ func fromF32s(dst []byte, src []float32, d tensor.DType) {
 		}
 	default:
 		dst = dst[:4*len(src)]
+		if nativeLittleEndian && len(src) > 0 {
+			copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
+			return
+		}
 		for i, x := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
 		}

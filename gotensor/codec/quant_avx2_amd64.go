@@ -40,6 +40,9 @@ func levels4AVX(dst, sc, mn *float32, groups int)
 //go:noescape
 func nibbles16GroupsAVX(out, in, words *byte, groups, half int)
 
+//go:noescape
+func nibbles32GroupsAVX(out, in, words *byte, groups, half int)
+
 // f32ToBF16Fast rounds a prefix of src to bfloat16 and returns its length.
 func f32ToBF16Fast(dst []byte, src []float32) int {
 	m := len(src) &^ 7
@@ -63,15 +66,20 @@ func levels4Fast(dst, sc, mn []float32) int {
 	return n
 }
 
-// nibbles16GroupsFast writes groups of 16-bit words, each group the words
-// words[32g:] (16 little-endian words) looked up by the 2*half nibbles of
-// its half bytes of in (high nibble first); it reports whether it did.
-func nibbles16GroupsFast(out, in, words []byte, groups, half int) bool {
+// nibblesGroupsFast writes groups of elem-byte words (2 or 4), each
+// group the words words[16*elem*g:] (16 little-endian words) looked up by
+// the 2*half nibbles of its half bytes of in (high nibble first); it
+// reports whether it did.
+func nibblesGroupsFast(out, in, words []byte, groups, half, elem int) bool {
 	if !haveAVX2 || groups == 0 || half%8 != 0 || half == 0 {
 		return false
 	}
-	_, _, _ = out[4*half*groups-1], in[half*groups-1], words[32*groups-1]
-	nibbles16GroupsAVX(&out[0], &in[0], &words[0], groups, half)
+	_, _, _ = out[2*elem*half*groups-1], in[half*groups-1], words[16*elem*groups-1]
+	if elem == 2 {
+		nibbles16GroupsAVX(&out[0], &in[0], &words[0], groups, half)
+	} else {
+		nibbles32GroupsAVX(&out[0], &in[0], &words[0], groups, half)
+	}
 	return true
 }
 

@@ -502,3 +502,55 @@ doneqg:
 	MOVQ BX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func nibbles32GroupsAVX(out, in, words *byte, groups, half int)
+// As nibbles16GroupsAVX with 32-bit words (16 per group, 64 bytes): the
+// words of nibbles 0-7 and 8-15 are looked up with VPERMPS and picked by
+// the nibble's bit 3.
+TEXT ·nibbles32GroupsAVX(SB), NOSPLIT, $0-40
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ words+16(FP), R8
+	MOVQ groups+24(FP), R9
+	MOVQ half+32(FP), R10
+	MOVL $0x0f0f0f0f, AX
+	MOVL AX, X7
+	VPBROADCASTD X7, X7
+loopg32:
+	TESTQ R9, R9
+	JZ   doneg32
+	VMOVUPS (R8), Y5  // words of nibbles 0-7
+	VMOVUPS 32(R8), Y6 // of 8-15
+	MOVQ R10, CX
+loopn32:
+	CMPQ CX, $8
+	JB   nextg32
+	VMOVQ (SI), X0
+	VPSRLW $4, X0, X1
+	VPAND X7, X1, X1
+	VPAND X7, X0, X0
+	VPUNPCKLBW X0, X1, X1 // 16 nibbles, high first
+	VPMOVZXBD X1, Y2
+	VPSRLDQ $8, X1, X1
+	VPMOVZXBD X1, Y3
+	VPERMPS Y5, Y2, Y8
+	VPERMPS Y6, Y2, Y9
+	VPSLLD $28, Y2, Y2
+	VBLENDVPS Y2, Y9, Y8, Y8
+	VPERMPS Y5, Y3, Y10
+	VPERMPS Y6, Y3, Y11
+	VPSLLD $28, Y3, Y3
+	VBLENDVPS Y3, Y11, Y10, Y10
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y10, 32(DI)
+	ADDQ $8, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JMP  loopn32
+nextg32:
+	ADDQ $64, R8
+	DECQ R9
+	JMP  loopg32
+doneg32:
+	VZEROUPPER
+	RET

@@ -2,11 +2,11 @@
 
 package codec
 
-func f32ToBF16Fast(dst []byte, src []float32) int                      { return 0 }
+func f32ToBF16Fast(dst []byte, src []float32) int { return 0 }
 func quantGroupsFast(data []byte, pairs, x []float32, group, bits int, levels float32) int {
 	return 0
 }
-func levels4Fast(dst, sc, mn []float32) int                            { return 0 }
-func nibbles16GroupsFast(out, in, words []byte, groups, half int) bool { return false }
+func levels4Fast(dst, sc, mn []float32) int                                { return 0 }
+func nibblesGroupsFast(out, in, words []byte, groups, half, elem int) bool { return false }
 
 var haveAVX2, haveF16C = false, false

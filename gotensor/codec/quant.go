@@ -452,38 +452,35 @@ func (q quant) decodeGroups4(g geometry, d tensor.DType, s *quantScratch, row []
 	}
 }
 
-// decodeTile is the inverse of encodeTile.
+// decodeTile is the inverse of encodeTile. A row of q4 codes is taken out
+// of its nibbles first; then both widths decode as q/scale + min per column.
 func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byte, gi, i0, i1 int, data, scales []byte) {
 	w := i1 - i0
 	s.size(w, w)
 	for c := 0; c < w; c++ {
 		so := ((gi*2)*g.inner + i0 + c) * q.scale
-		scale, mn := q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
-		if q.bits == 8 {
-			s.sc[c], s.mn[c] = scale, mn
-			continue
-		}
-		for v := 0; v < 16; v++ {
-			s.tab[16*c+v] = dequantize(uint8(v), scale, mn, d)
-		}
+		s.sc[c], s.mn[c] = q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
 	}
+	codes := s.words(w)
 	n := min(g.group, g.length-gi*g.group)
 	for j := 0; j < n; j++ {
 		jj := gi*g.group + j
 		out := row[(jj*g.inner+i0)*g.elem:][:w*g.elem]
+		var in []byte
 		if q.bits == 8 {
-			in := data[jj*g.inner+i0:][:w]
-			for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
-				s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
+			in = data[jj*g.inner+i0:][:w]
+		} else {
+			packed := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]
+			shift := uint(4 * (1 - j%2)) // element 2p in the high nibble
+			for c := nibbleCodesFast(codes, packed, shift); c < w; c++ {
+				codes[c] = packed[c] >> shift & 15
 			}
-			fromF32s(out, s.x, d)
-			continue
+			in = codes
 		}
-		in := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]
-		shift := 4 * (1 - j%2) // element 2p in the high nibble
-		for c, b := range in {
-			putWord(out, c, s.tab[16*c+int(b>>shift&15)], g.elem)
+		for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
+			s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
 		}
+		fromF32s(out, s.x, d)
 	}
 }
 

@@ -133,6 +133,10 @@ func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int {
 		return 0
 	}
 	_, _, _ = dst[m-1], sc[m-1], mn[m-1]
+	if m8 := m &^ 7; haveAVX2 && m8 == m {
+		dequantizeColsAVX(&dst[0], &q[0], &sc[0], &mn[0], m)
+		return m
+	}
 	dequantizeColsSSE(&dst[0], &q[0], &sc[0], &mn[0], m)
 	return m
 }

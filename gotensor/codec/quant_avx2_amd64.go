@@ -98,3 +98,21 @@ func quantGroupsFast(data []byte, pairs, x []float32, group, bits int, levels fl
 	_, _ = x[groups*group-1], data[groups*group*bits/8-1]
 	return quantGroupsAVX(&data[0], &pairs[0], &x[0], groups, group, levels, bits)
 }
+
+//go:noescape
+func dequantizeColsAVX(dst *float32, q *byte, sc, mn *float32, n int)
+
+//go:noescape
+func nibbleCodesAVX(out, in *byte, n int, shift uint)
+
+// nibbleCodesFast sets out[c] = in[c]>>shift & 15 for a prefix of in and
+// returns its length.
+func nibbleCodesFast(out, in []byte, shift uint) int {
+	m := len(in) &^ 31
+	if !haveAVX2 || m == 0 {
+		return 0
+	}
+	_ = out[m-1]
+	nibbleCodesAVX(&out[0], &in[0], m, shift)
+	return m
+}

@@ -554,3 +554,50 @@ nextg32:
 doneg32:
 	VZEROUPPER
 	RET
+
+// func dequantizeColsAVX(dst *float32, q *byte, sc, mn *float32, n int)
+// dst[c] = float32(q[c])/sc[c] + mn[c]; n: a multiple of 8.
+TEXT ·dequantizeColsAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ sc+16(FP), R8
+	MOVQ mn+24(FP), R9
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+loopdc:
+	CMPQ AX, CX
+	JAE  donedc
+	VPMOVZXBD (SI)(AX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VDIVPS (R8)(AX*4), Y0, Y0
+	VADDPS (R9)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ $8, AX
+	JMP  loopdc
+donedc:
+	VZEROUPPER
+	RET
+
+// func nibbleCodesAVX(out, in *byte, n int, shift uint)
+// out[i] = in[i]>>shift & 15; n: a multiple of 32.
+TEXT ·nibbleCodesAVX(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ in+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVQ shift+24(FP), X1
+	MOVL $0x0f0f0f0f, AX
+	MOVL AX, X7
+	VPBROADCASTD X7, Y7
+	XORQ AX, AX
+loopnc:
+	CMPQ AX, CX
+	JAE  donenc
+	VMOVDQU (SI)(AX*1), Y0
+	VPSRLW X1, Y0, Y0
+	VPAND Y7, Y0, Y0
+	VMOVDQU Y0, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP  loopnc
+donenc:
+	VZEROUPPER
+	RET

@@ -11,12 +11,14 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
+// cpuKernels are the kernel sets this CPU has.
+var cpuKernels = struct{ sse, avx2, f16c bool }{haveSSSE3, haveAVX2, haveF16C}
+
 // useKernels turns the SSE and the AVX2/F16C kernels on or off (off where
 // the CPU lacks them) until the test ends.
 func useKernels(t *testing.T, sse, avx bool) {
-	s, a, f := haveSSSE3, haveAVX2, haveF16C
-	t.Cleanup(func() { haveSSSE3, haveAVX2, haveF16C = s, a, f })
-	haveSSSE3, haveAVX2, haveF16C = s && sse, a && avx, f && avx
+	t.Cleanup(func() { haveSSSE3, haveAVX2, haveF16C = cpuKernels.sse, cpuKernels.avx2, cpuKernels.f16c })
+	haveSSSE3, haveAVX2, haveF16C = cpuKernels.sse && sse, cpuKernels.avx2 && avx, cpuKernels.f16c && avx
 }
 
 // kernelLevels are the kernel sets a CPU may run: AVX2 and F16C, SSE, Go.
@@ -102,7 +104,8 @@ func TestConversionKernelsMatchScalar(t *testing.T) {
 }
 
 // q4 and q8 give the same bytes at every kernel level, on 1-d tensors
-// (whole groups of a row: the path real weights take) and 2-d ones, with
+// (whole groups of a row: the path real weights take) and 2-d ones (both
+// paths), with
 // groups of many sizes, padded tail groups, constant groups and specials.
 func TestQuantKernelLevelsAgree(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
@@ -110,7 +113,7 @@ func TestQuantKernelLevelsAgree(t *testing.T) {
 		d := []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32}[r.IntN(3)]
 		shape := []int64{int64(1 + r.IntN(3000))}
 		if it%4 == 3 {
-			shape = []int64{int64(1 + r.IntN(40)), int64(1 + r.IntN(70))}
+			shape = []int64{int64(1 + r.IntN(200)), int64(1 + r.IntN(300))}
 		}
 		n := 1
 		for _, s := range shape {
@@ -139,7 +142,11 @@ func TestQuantKernelLevelsAgree(t *testing.T) {
 		name := []string{"q4", "q8"}[r.IntN(2)]
 		group := []int{64, 32, 128, 16, 2 * (1 + r.IntN(40))}[r.IntN(5)]
 		c, _ := ByName(name)
-		p, err := c.(Parametric).ParseParam(fmt.Sprintf("group=%d,dim=%d", group, -1))
+		dim := -1 // 1-d, or 2-d grouped along the columns: whole groups of a row
+		if len(shape) == 2 && r.IntN(2) == 0 {
+			dim = 0 // grouped along the rows: tiles of columns
+		}
+		p, err := c.(Parametric).ParseParam(fmt.Sprintf("group=%d,dim=%d", group, dim))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +155,6 @@ func TestQuantKernelLevelsAgree(t *testing.T) {
 		for k, lv := range kernelLevels {
 			func() {
 				useKernels(t, lv.sse, lv.avx)
-				defer useKernels(t, true, true)
 				if enc[k], _, err = c.Encode(nil, src, in); err != nil {
 					t.Fatal(err)
 				}

@@ -9,4 +9,6 @@ func quantGroupsFast(data []byte, pairs, x []float32, group, bits int, levels fl
 func levels4Fast(dst, sc, mn []float32) int                                { return 0 }
 func nibblesGroupsFast(out, in, words []byte, groups, half, elem int) bool { return false }
 
+func nibbleCodesFast(out, in []byte, shift uint) int { return 0 }
+
 var haveAVX2, haveF16C = false, false

@@ -107,6 +107,14 @@ func minMaxColsFast(mn, mx, sum, x []float32) int {
 		return 0
 	}
 	_, _, _ = mn[m-1], mx[m-1], sum[m-1]
+	if m8 := m &^ 7; haveAVX2 && m8 > 0 {
+		minMaxColsAVX(&mn[0], &mx[0], &sum[0], &x[0], m8)
+		if m8 == m {
+			return m
+		}
+		minMaxColsSSE(&mn[m8], &mx[m8], &sum[m8], &x[m8], m-m8)
+		return m
+	}
 	minMaxColsSSE(&mn[0], &mx[0], &sum[0], &x[0], m)
 	return m
 }
@@ -122,6 +130,10 @@ func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) i
 	if odd != nil {
 		_ = odd[m-1]
 		po = &odd[0]
+	}
+	if haveAVX2 && m%8 == 0 {
+		quantizeColsAVX(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
+		return m
 	}
 	quantizeColsSSE(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
 	return m

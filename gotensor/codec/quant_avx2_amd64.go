@@ -116,3 +116,9 @@ func nibbleCodesFast(out, in []byte, shift uint) int {
 	nibbleCodesAVX(&out[0], &in[0], m, shift)
 	return m
 }
+
+//go:noescape
+func minMaxColsAVX(mn, mx, sum, x *float32, n int)
+
+//go:noescape
+func quantizeColsAVX(out *byte, even, odd, mn, sc *float32, n int, levels float32)

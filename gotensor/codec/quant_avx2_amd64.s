@@ -601,3 +601,73 @@ loopnc:
 donenc:
 	VZEROUPPER
 	RET
+
+// func minMaxColsAVX(mn, mx, sum, x *float32, n int)
+// Per column c < n: mn[c] = min(mn[c], x[c]), mx[c] = max(mx[c], x[c]),
+// sum[c] += x[c]; n: a multiple of 8.
+TEXT ·minMaxColsAVX(SB), NOSPLIT, $0-40
+	MOVQ mn+0(FP), R8
+	MOVQ mx+8(FP), R9
+	MOVQ sum+16(FP), R10
+	MOVQ x+24(FP), SI
+	MOVQ n+32(FP), CX
+	SHLQ $2, CX
+	XORQ AX, AX
+loopmc:
+	CMPQ AX, CX
+	JAE  donemc
+	VMOVUPS (SI)(AX*1), Y3
+	VMOVUPS (R8)(AX*1), Y0
+	VMOVUPS (R9)(AX*1), Y1
+	VMOVUPS (R10)(AX*1), Y2
+	VMINPS Y3, Y0, Y0
+	VMAXPS Y3, Y1, Y1
+	VADDPS Y3, Y2, Y2
+	VMOVUPS Y0, (R8)(AX*1)
+	VMOVUPS Y1, (R9)(AX*1)
+	VMOVUPS Y2, (R10)(AX*1)
+	ADDQ $32, AX
+	JMP  loopmc
+donemc:
+	VZEROUPPER
+	RET
+
+// func quantizeColsAVX(out *byte, even, odd, mn, sc *float32, n int, levels float32)
+// As quantizeColsSSE, 8 columns at a time; n: a multiple of 8.
+TEXT ·quantizeColsAVX(SB), NOSPLIT, $0-52
+	MOVQ out+0(FP), DI
+	MOVQ even+8(FP), SI
+	MOVQ odd+16(FP), DX
+	MOVQ mn+24(FP), R8
+	MOVQ sc+32(FP), R9
+	MOVQ n+40(FP), CX
+	VBROADCASTSS levels+48(FP), Y6
+	VBROADCASTSS avxConst<>+16(SB), Y7
+	VPXOR Y8, Y8, Y8
+	VMOVDQU avxLowBytes<>(SB), Y9
+	XORQ AX, AX
+loopqc:
+	CMPQ AX, CX
+	JAE  doneqc
+	VMOVUPS (R8)(AX*4), Y4
+	VMOVUPS (R9)(AX*4), Y5
+	QUANTP(SI, 0, Y0)
+	PACK8(Y0, X0)
+	TESTQ DX, DX
+	JZ   storeqc
+	QUANTP(DX, 0, Y1)
+	PACK8(Y1, X1)
+	VPSLLW $4, X0, X0 // codes < 16: no bits cross into the next byte
+	VPOR X1, X0, X0
+storeqc:
+	VMOVQ X0, (DI)(AX*1)
+	ADDQ $32, SI
+	TESTQ DX, DX
+	JZ   nextqc
+	ADDQ $32, DX
+nextqc:
+	ADDQ $8, AX
+	JMP  loopqc
+doneqc:
+	VZEROUPPER
+	RET

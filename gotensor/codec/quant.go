@@ -289,10 +289,14 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 	levels := float32(int(1)<<q.bits - 1)
 	for c := range sc {
 		sc[c] = levels * (1 / (sc[c] - mn[c]))
-		so := ((gi*2)*g.inner + i0 + c) * q.scale
-		q.putScale(scales[so:], sc[c])
-		q.putScale(scales[so+q.scale*g.inner:], mn[c])
 	}
+	// the columns' scales are contiguous, and so are their mins
+	so, sd := ((gi*2)*g.inner+i0)*q.scale, tensor.Float32
+	if q.scale == 2 {
+		sd = tensor.Float16
+	}
+	fromF32s(scales[so:so+w*q.scale], sc, sd)
+	fromF32s(scales[so+q.scale*g.inner:][:w*q.scale], mn, sd)
 	if q.bits == 8 {
 		for j := 0; j < g.group; j++ {
 			out, x := data[(gi*g.group+j)*g.inner+i0:][:w], s.x[j*w:(j+1)*w]

@@ -16,7 +16,7 @@ var cpuKernels = struct{ sse, avx2, f16c bool }{haveSSSE3, haveAVX2, haveF16C}
 
 // useKernels turns the SSE and the AVX2/F16C kernels on or off (off where
 // the CPU lacks them) until the test ends.
-func useKernels(t *testing.T, sse, avx bool) {
+func useKernels(t testing.TB, sse, avx bool) {
 	t.Cleanup(func() { haveSSSE3, haveAVX2, haveF16C = cpuKernels.sse, cpuKernels.avx2, cpuKernels.f16c })
 	haveSSSE3, haveAVX2, haveF16C = cpuKernels.sse && sse, cpuKernels.avx2 && avx, cpuKernels.f16c && avx
 }

@@ -70,12 +70,14 @@ def mbps(nbytes: int, seconds: float) -> float:
     return nbytes / seconds / 1e6
 
 
-def bench_gotensor(t: torch.Tensor, reps: int) -> list[dict]:
+def bench_gotensor(t: torch.Tensor, reps: int, only: set[str] | None = None) -> list[dict]:
     rows = []
     nbytes = t.numel() * t.element_size()
     with gotensor.open("mem://") as s:
         out = torch.empty_like(t)
         for codec in GT_CODECS:
+            if only is not None and codec not in only:
+                continue
             if codec in LOSSY and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
                 continue
             rec = {"implementation": "gotensor", "codec": codec, "lossy": codec in LOSSY}
@@ -109,23 +111,34 @@ def bench_bytes(name: str, codec: str, raw: bytearray, comp1, decomp1, reps: int
     return rec
 
 
-def bench_others(t: torch.Tensor, reps: int) -> list[dict]:
+def bench_others(t: torch.Tensor, reps: int, only: set[str] | None = None) -> list[dict]:
+    """The reference implementations, those named in only (all if None)."""
+    def want(name):
+        return only is None or name in only
     dtype = str(t.dtype).removeprefix("torch.")
     raw = bytearray(t.view(torch.uint8).numpy().tobytes())
     rows = []
     try:
+        if not want("zipnn"):
+            raise ImportError
         import zipnn
         z1 = zipnn.ZipNN(bytearray_dtype=dtype, threads=1)
         zn = zipnn.ZipNN(bytearray_dtype=dtype, threads=CORES)
         rows.append(bench_bytes("zipnn", "huffman", raw, z1.compress, z1.decompress, reps, zn.compress, zn.decompress))
     except ImportError:
-        print("zipnn not installed: skipping it")
+        if want("zipnn"):
+            print("zipnn not installed: skipping it")
     import lz4.frame
     import zstandard
     zc1, zcn, zd = zstandard.ZstdCompressor(level=3), zstandard.ZstdCompressor(level=3, threads=-1), zstandard.ZstdDecompressor()
-    rows.append(bench_bytes("zstandard", "zstd-3", raw, zc1.compress, zd.decompress, reps, zcn.compress, zd.decompress))
-    rows.append(bench_bytes("lz4", "lz4-frame", raw, lz4.frame.compress, lz4.frame.decompress, reps))
-    rows.append(bench_bytes("zlib", "zlib-1", raw, lambda b: zlib.compress(b, 1), zlib.decompress, reps))
+    if want("zstandard"):
+        rows.append(bench_bytes("zstandard", "zstd-3", raw, zc1.compress, zd.decompress, reps, zcn.compress, zd.decompress))
+    if want("lz4"):
+        rows.append(bench_bytes("lz4", "lz4-frame", raw, lz4.frame.compress, lz4.frame.decompress, reps))
+    if want("zlib"):
+        rows.append(bench_bytes("zlib", "zlib-1", raw, lambda b: zlib.compress(b, 1), zlib.decompress, reps))
+    if not want("memcpy"):
+        return rows
     dst = np.empty(len(raw), dtype=np.uint8)
     src = np.frombuffer(raw, dtype=np.uint8)
     m = mbps(len(raw), timed(lambda: np.copyto(dst, src), reps))
@@ -143,20 +156,29 @@ def main() -> None:
     ap.add_argument("--json", default="bench/results/codecs.json")
     ap.add_argument("--md", default="bench/RESULTS.md")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--only", help="comma-separated gotensor codecs and reference implementations "
+                    "(zipnn, zstandard, lz4, zlib, memcpy) to run, e.g. q4,q8,zstd,zstandard; "
+                    "prints the rows and writes no results")
+    ap.add_argument("--datasets", help="comma-separated datasets (stories260K, all-MiniLM-L6-v2)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     torch.set_num_threads(1)
     records = []
     for ds, w in datasets().items():
+        if args.datasets and ds not in args.datasets.split(","):
+            continue
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
             t = w.to(dtype)
             reps = args.reps if t.numel() * t.element_size() < 20e6 else max(3, args.reps // 2)
-            rows = bench_gotensor(t, reps) + bench_others(t, reps)
+            rows = bench_gotensor(t, reps, only) + bench_others(t, reps, only)
             for r in rows:
                 r.update(dataset=ds, dtype=str(dtype).removeprefix("torch."), raw_bytes=t.numel() * t.element_size())
                 print(f"{ds:17s} {r['dtype']:9s} {r['implementation']:9s} {r['codec']:16s} ratio {r['ratio']:6.3f} "
                       f"1-core {fmt(r['compress_mbps_1core'])}/{fmt(r['decompress_mbps_1core'])} MB/s  "
                       f"all {fmt(r['compress_mbps_all'])}/{fmt(r['decompress_mbps_all'])} MB/s", flush=True)
             records += rows
+    if only is not None:
+        return
     write_json(args.json, records)
 
     lines = ["## Codecs on real weights",

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -62,7 +63,9 @@ var (
 		// Huffman-coded literals even where the fastest level would store
 		// them: float weights are nearly all literals (ratio 1.32 on bf16
 		// where stored literals give 1.06, zstd level 3's ratio)
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		// one encoder state per CPU: EncodeAll calls share them, and the frame
+		// encodes its chunks in parallel
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
 			zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true), zstd.WithAllLitEntropyCompression(true))
 		if err != nil {
 			panic(err)

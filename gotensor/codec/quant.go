@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
@@ -145,6 +146,15 @@ type quantScratch struct {
 	x           []float32
 	mn, sc, sum []float32
 	tab         []uint32 // q4 decode: 16 output words per column
+	raw         []byte   // q4 decode: 16 output words per group
+}
+
+// words returns n bytes of scratch.
+func (s *quantScratch) words(n int) []byte {
+	if cap(s.raw) < n {
+		s.raw = make([]byte, n)
+	}
+	return s.raw[:n]
 }
 
 var quantPool = pool.New(func() *quantScratch { return new(quantScratch) })
@@ -200,28 +210,40 @@ func (q quant) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 // encodeGroups quantizes groups [g0, g1) of a row whose groups are
 // contiguous (inner == 1).
 func (q quant) encodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
-	s.size((g1-g0)*g.group, 0)
+	ng := g1 - g0
+	s.size(ng*g.group, 2*ng)
 	lo, hi := g0*g.group, min(g1*g.group, g.length)
 	toF32s(s.x[:hi-lo], row[lo*g.elem:hi*g.elem], d)
 	clear(s.x[hi-lo:]) // padding
 	levels := float32(int(1)<<q.bits - 1)
-	for gi := g0; gi < g1; gi++ {
-		x := s.x[(gi-g0)*g.group : (gi-g0+1)*g.group]
-		mn, mx := minMax(x)
-		scale := levels * (1 / (mx - mn)) // FlexGen: B / (mx - mn) is reciprocal, then multiply
-		q.putScale(scales[gi*2*q.scale:], scale)
-		q.putScale(scales[(gi*2+1)*q.scale:], mn)
-		if q.bits == 8 {
-			out := data[gi*g.group : (gi+1)*g.group]
-			for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
-				out[j] = quantize(x[j], mn, scale, levels)
-			}
-			continue
+	pairs := s.sc[:2*ng] // scale and min of each group
+	codes := g.group * q.bits / 8
+	data = data[g0*codes : g1*codes]
+	for i := 0; i < ng; i++ {
+		if i += quantGroupsFast(data[i*codes:], pairs[2*i:], s.x[i*g.group:], g.group, q.bits, levels); i < ng {
+			q.encodeGroup(s.x[i*g.group:(i+1)*g.group], data[i*codes:(i+1)*codes], pairs[2*i:], levels)
 		}
-		out := data[gi*g.group/2 : (gi+1)*g.group/2]
-		for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
-			out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
+	}
+	if q.scale == 2 {
+		fromF32s(scales[g0*4:g1*4], pairs, tensor.Float16)
+	} else {
+		fromF32s(scales[g0*8:g1*8], pairs, tensor.Float32)
+	}
+}
+
+// encodeGroup quantizes the group x to out, its scale and min to pair.
+func (q quant) encodeGroup(x []float32, out []byte, pair []float32, levels float32) {
+	mn, mx := minMax(x)
+	scale := levels * (1 / (mx - mn)) // FlexGen: B / (mx - mn) is reciprocal, then multiply
+	pair[0], pair[1] = scale, mn
+	if q.bits == 8 {
+		for j := quantize8Fast(out, x, mn, scale, levels); j < len(x); j++ {
+			out[j] = quantize(x[j], mn, scale, levels)
 		}
+		return
+	}
+	for p := quantize4Fast(out, x, mn, scale, levels) / 2; p < len(out); p++ {
+		out[p] = quantize(x[2*p], mn, scale, levels)<<4 | quantize(x[2*p+1], mn, scale, levels)
 	}
 }
 
@@ -267,10 +289,14 @@ func (q quant) encodeTile(g geometry, d tensor.DType, s *quantScratch, row []byt
 	levels := float32(int(1)<<q.bits - 1)
 	for c := range sc {
 		sc[c] = levels * (1 / (sc[c] - mn[c]))
-		so := ((gi*2)*g.inner + i0 + c) * q.scale
-		q.putScale(scales[so:], sc[c])
-		q.putScale(scales[so+q.scale*g.inner:], mn[c])
 	}
+	// the columns' scales are contiguous, and so are their mins
+	so, sd := ((gi*2)*g.inner+i0)*q.scale, tensor.Float32
+	if q.scale == 2 {
+		sd = tensor.Float16
+	}
+	fromF32s(scales[so:so+w*q.scale], sc, sd)
+	fromF32s(scales[so+q.scale*g.inner:][:w*q.scale], mn, sd)
 	if q.bits == 8 {
 		for j := 0; j < g.group; j++ {
 			out, x := data[(gi*g.group+j)*g.inner+i0:][:w], s.x[j*w:(j+1)*w]
@@ -374,59 +400,91 @@ func dequantize(qv uint8, scale, mn float32, d tensor.DType) uint32 {
 
 // decodeGroups is the inverse of encodeGroups.
 func (q quant) decodeGroups(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
-	var tab [16]uint32
+	if q.bits == 4 {
+		q.decodeGroups4(g, d, s, row, g0, g1, data, scales)
+		return
+	}
 	for gi := g0; gi < g1; gi++ {
 		scale, mn := q.getScale(scales[gi*2*q.scale:]), q.getScale(scales[(gi*2+1)*q.scale:])
 		n := min(g.group, g.length-gi*g.group) // the last group may be padded
 		out := row[gi*g.group*g.elem : (gi*g.group+n)*g.elem]
-		if q.bits == 8 {
-			s.size(n, 0)
-			codes := data[gi*g.group:][:n]
-			for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
-				s.x[i] = float32(codes[i])/scale + mn
-			}
-			fromF32s(out, s.x, d)
-			continue
+		s.size(n, 0)
+		codes := data[gi*g.group:][:n]
+		for i := dequantize8Fast(s.x, codes, scale, mn); i < n; i++ {
+			s.x[i] = float32(codes[i])/scale + mn
 		}
-		for c := range tab {
-			tab[c] = dequantize(uint8(c), scale, mn, d)
-		}
-		putNibbles(out, data[gi*g.group/2:][:(n+1)/2], &tab, g.elem)
+		fromF32s(out, s.x, d)
 	}
 }
 
-// decodeTile is the inverse of encodeTile.
+// decodeGroups4 computes the 16 values each group's codes stand for, in
+// the tensor's dtype, for all groups [g0, g1) at once, then looks the
+// nibbles up in them.
+func (q quant) decodeGroups4(g geometry, d tensor.DType, s *quantScratch, row []byte, g0, g1 int, data, scales []byte) {
+	ng := g1 - g0
+	s.size(16*ng, ng)
+	for i := range ng {
+		s.sc[i], s.mn[i] = q.getScale(scales[(g0+i)*2*q.scale:]), q.getScale(scales[((g0+i)*2+1)*q.scale:])
+	}
+	for i := levels4Fast(s.x, s.sc, s.mn); i < ng; i++ {
+		for c := range 16 {
+			s.x[16*i+c] = float32(c)/s.sc[i] + s.mn[i]
+		}
+	}
+	words := s.words(16 * ng * g.elem)
+	fromF32s(words, s.x, d)
+	whole := ng
+	if g1 == g.groups && g.length%g.group != 0 {
+		whole-- // the last group is padded
+	}
+	gi := g0
+	if nibblesGroupsFast(row[g0*g.group*g.elem:], data[g0*g.group/2:], words, whole, g.group/2, g.elem) {
+		gi += whole
+	}
+	var tab [16]uint32
+	for ; gi < g1; gi++ {
+		w := words[16*(gi-g0)*g.elem:]
+		for c := range tab {
+			if g.elem == 2 {
+				tab[c] = uint32(binary.LittleEndian.Uint16(w[2*c:]))
+			} else {
+				tab[c] = binary.LittleEndian.Uint32(w[4*c:])
+			}
+		}
+		n := min(g.group, g.length-gi*g.group) // the last group may be padded
+		putNibbles(row[gi*g.group*g.elem:(gi*g.group+n)*g.elem], data[gi*g.group/2:][:(n+1)/2], &tab, g.elem)
+	}
+}
+
+// decodeTile is the inverse of encodeTile. A row of q4 codes is taken out
+// of its nibbles first; then both widths decode as q/scale + min per column.
 func (q quant) decodeTile(g geometry, d tensor.DType, s *quantScratch, row []byte, gi, i0, i1 int, data, scales []byte) {
 	w := i1 - i0
 	s.size(w, w)
 	for c := 0; c < w; c++ {
 		so := ((gi*2)*g.inner + i0 + c) * q.scale
-		scale, mn := q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
-		if q.bits == 8 {
-			s.sc[c], s.mn[c] = scale, mn
-			continue
-		}
-		for v := 0; v < 16; v++ {
-			s.tab[16*c+v] = dequantize(uint8(v), scale, mn, d)
-		}
+		s.sc[c], s.mn[c] = q.getScale(scales[so:]), q.getScale(scales[so+q.scale*g.inner:])
 	}
+	codes := s.words(w)
 	n := min(g.group, g.length-gi*g.group)
 	for j := 0; j < n; j++ {
 		jj := gi*g.group + j
 		out := row[(jj*g.inner+i0)*g.elem:][:w*g.elem]
+		var in []byte
 		if q.bits == 8 {
-			in := data[jj*g.inner+i0:][:w]
-			for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
-				s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
+			in = data[jj*g.inner+i0:][:w]
+		} else {
+			packed := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]
+			shift := uint(4 * (1 - j%2)) // element 2p in the high nibble
+			for c := nibbleCodesFast(codes, packed, shift); c < w; c++ {
+				codes[c] = packed[c] >> shift & 15
 			}
-			fromF32s(out, s.x, d)
-			continue
+			in = codes
 		}
-		in := data[(gi*g.group/2+j/2)*g.inner+i0:][:w]
-		shift := 4 * (1 - j%2) // element 2p in the high nibble
-		for c, b := range in {
-			putWord(out, c, s.tab[16*c+int(b>>shift&15)], g.elem)
+		for c := dequantizeColsFast(s.x, in, s.sc, s.mn); c < w; c++ {
+			s.x[c] = float32(in[c])/s.sc[c] + s.mn[c]
 		}
+		fromF32s(out, s.x, d)
 	}
 }
 
@@ -493,11 +551,18 @@ func toF32s(dst []float32, src []byte, d tensor.DType) {
 		}
 	default:
 		src = src[:4*len(dst)]
+		if nativeLittleEndian && len(dst) > 0 {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), src)
+			return
+		}
 		for i := range dst {
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	}
 }
+
+// nativeLittleEndian: float32 slices hold the tensor's bytes as they are.
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // fromF32s rounds src to dtype d into dst.
 func fromF32s(dst []byte, src []float32, d tensor.DType) {
@@ -512,11 +577,15 @@ func fromF32s(dst []byte, src []float32, d tensor.DType) {
 		}
 	case tensor.BFloat16:
 		dst = dst[:2*len(src)]
-		for i, x := range src {
-			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(x))
+		for i := f32ToBF16Fast(dst, src); i < len(src); i++ {
+			binary.LittleEndian.PutUint16(dst[2*i:], f32ToBF16(src[i]))
 		}
 	default:
 		dst = dst[:4*len(src)]
+		if nativeLittleEndian && len(src) > 0 {
+			copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&src[0])), 4*len(src)))
+			return
+		}
 		for i, x := range src {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
 		}

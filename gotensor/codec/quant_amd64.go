@@ -16,6 +16,10 @@ func bf16ToF32SSE(dst *float32, src *byte, n int)
 // of whole vectors and return how many elements they did.
 
 func minMaxSumFast(x []float32) (mn, mx, sum float32, done bool) {
+	if haveAVX2 && len(x) >= 8 && len(x)%8 == 0 {
+		mn, mx, sum = minMaxSumAVX(&x[0], len(x))
+		return mn, mx, sum, true
+	}
 	if !haveSSSE3 || len(x) < 4 || len(x)%4 != 0 {
 		return 0, 0, 0, false
 	}
@@ -24,6 +28,13 @@ func minMaxSumFast(x []float32) (mn, mx, sum float32, done bool) {
 }
 
 func quantize8Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	if m := len(x) &^ 7; haveAVX2 && m > 0 {
+		_ = out[m-1]
+		quantize8AVX(&out[0], &x[0], m, mn, scale, levels)
+		if m == len(x) {
+			return m
+		}
+	}
 	m := len(x) &^ 3
 	if !haveSSSE3 || m == 0 {
 		return 0
@@ -34,6 +45,13 @@ func quantize8Fast(out []byte, x []float32, mn, scale, levels float32) int {
 }
 
 func quantize4Fast(out []byte, x []float32, mn, scale, levels float32) int {
+	if m := len(x) &^ 15; haveAVX2 && m > 0 {
+		_ = out[m/2-1]
+		quantize4AVX(&out[0], &x[0], m, mn, scale, levels)
+		if m == len(x) {
+			return m
+		}
+	}
 	m := len(x) &^ 7
 	if !haveSSSE3 || m == 0 {
 		return 0
@@ -49,6 +67,10 @@ func bf16ToF32Fast(dst []float32, src []byte) int {
 		return 0
 	}
 	_ = src[2*m-1]
+	if haveAVX2 {
+		bf16ToF32AVX(&dst[0], &src[0], m)
+		return m
+	}
 	bf16ToF32SSE(&dst[0], &src[0], m)
 	return m
 }
@@ -62,6 +84,10 @@ func dequantize8Fast(dst []float32, q []byte, scale, mn float32) int {
 		return 0
 	}
 	_ = dst[m-1]
+	if m8 := m &^ 7; haveAVX2 && m8 == m {
+		dequantize8AVX(&dst[0], &q[0], m, scale, mn)
+		return m
+	}
 	dequantize8SSE(&dst[0], &q[0], m, scale, mn)
 	return m
 }
@@ -81,6 +107,14 @@ func minMaxColsFast(mn, mx, sum, x []float32) int {
 		return 0
 	}
 	_, _, _ = mn[m-1], mx[m-1], sum[m-1]
+	if m8 := m &^ 7; haveAVX2 && m8 > 0 {
+		minMaxColsAVX(&mn[0], &mx[0], &sum[0], &x[0], m8)
+		if m8 == m {
+			return m
+		}
+		minMaxColsSSE(&mn[m8], &mx[m8], &sum[m8], &x[m8], m-m8)
+		return m
+	}
 	minMaxColsSSE(&mn[0], &mx[0], &sum[0], &x[0], m)
 	return m
 }
@@ -97,6 +131,10 @@ func quantizeColsFast(out []byte, even, odd, mn, sc []float32, levels float32) i
 		_ = odd[m-1]
 		po = &odd[0]
 	}
+	if haveAVX2 && m%8 == 0 {
+		quantizeColsAVX(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
+		return m
+	}
 	quantizeColsSSE(&out[0], &even[0], po, &mn[0], &sc[0], m, levels)
 	return m
 }
@@ -107,6 +145,10 @@ func dequantizeColsFast(dst []float32, q []byte, sc, mn []float32) int {
 		return 0
 	}
 	_, _, _ = dst[m-1], sc[m-1], mn[m-1]
+	if m8 := m &^ 7; haveAVX2 && m8 == m {
+		dequantizeColsAVX(&dst[0], &q[0], &sc[0], &mn[0], m)
+		return m
+	}
 	dequantizeColsSSE(&dst[0], &q[0], &sc[0], &mn[0], m)
 	return m
 }
@@ -155,6 +197,9 @@ func f16ToF32Fast(dst []float32, src []byte) int {
 		return 0
 	}
 	_ = src[2*m-1]
+	if haveF16C {
+		return f16ToF32AVX(&dst[0], &src[0], m)
+	}
 	return f16ToF32SSE(&dst[0], &src[0], m)
 }
 
@@ -166,5 +211,8 @@ func f32ToF16Fast(dst []byte, src []float32) int {
 		return 0
 	}
 	_ = dst[2*m-1]
+	if haveF16C {
+		return f32ToF16AVX(&dst[0], &src[0], m)
+	}
 	return f32ToF16SSE(&dst[0], &src[0], m)
 }

@@ -434,6 +434,29 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 	return buf, size, nil
 }
 
+// ReadRangesInto reads the frame's bytes at offs[i] into bufs[i], in one
+// open of its file, and returns the file's size (a reader compares it with
+// the size it planned for, to see a replaced frame).
+func (s *Dir) ReadRangesInto(_ context.Context, key string, offs []int64, bufs [][]byte) (int64, error) {
+	el := s.editLock(key)
+	el.RLock()
+	defer el.RUnlock()
+	f, size, err := s.open(key)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	for i, b := range bufs {
+		if offs[i] < 0 || offs[i]+int64(len(b)) > size {
+			return size, nil // not this frame's layout: the caller sees the size
+		}
+		if _, err := f.ReadAt(b, offs[i]); err != nil {
+			return 0, s.openErr(key, err)
+		}
+	}
+	return size, nil
+}
+
 func (s *Dir) Delete(_ context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err

@@ -319,6 +319,8 @@ class GoTensorDevice(TorchDisk):
         if key not in self._sizes:  # allocated, never written: zeros, as a new file is
             out.zero_()
             return True
+        if rows is None and shape:  # a whole tensor as all its rows: file:// reads raw chunks into out in place
+            rows = slice(0, shape[0])
         self.store.read_tensor(key, out=out, rows=rows)
         self._count("read", out.numel() * out.element_size())
         return True

@@ -5,6 +5,19 @@ minutes on the CPU), through gotensor.flexgen.cpu where there is no CUDA. For ea
 store, weights on the store, both, compressed cache) and store (TorchDisk, mem://, file://, a tcp:// node)
 and codec: seconds per generate (median of the repetitions, after a warm-up) and whether the tokens are
 identical to TorchDisk's. Output: JSON and a RESULTS.md section.
+
+The default matrix fits about 10 minutes on 2 CPU cores: every policy, store and codec at the shortest
+generation (32 new tokens); at the longest (256) only the --long-policies on the --long-stores with the
+--long-codecs (the KV cache policies on mem:// and file://, codec none), which is where the ratio must
+hold as the cache grows (weights cost the same per token at any length; weights-on-store at 256 adds about
+5 minutes).
+
+OpenMP's threads wait passively by default (--omp-wait, for TorchDisk and gotensor alike): on a CPU run
+the model's OpenMP threads otherwise spin between kernels on the cores the copy threads need. With active
+waiting that spinning, not the copies, took most of the CPU time gotensor's runs spent beyond TorchDisk's
+(user time of 8 tokens with weights on mem://: 2.0 s over TorchDisk's active, 0.6 s passive). Likely
+why it hits gotensor harder: TorchDisk copies with torch, which starts OpenMP teams of its own (libgomp
+then throttles its spinning), while gotensor copies in Go, outside OpenMP.
 """
 
 from __future__ import annotations
@@ -18,7 +31,6 @@ import tempfile
 import time
 
 import numpy as np
-import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 POLICIES = {  # weights gpu/cpu %, cache gpu/cpu %, compress cache (the rest goes to the disk device)
@@ -48,9 +60,19 @@ def main() -> int:
     ap.add_argument("--gen", default="32,256", help="new tokens per generate, comma-separated")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--stores", default="mem,file,tcp")
-    ap.add_argument("--codecs", default="none,planes,auto")
+    ap.add_argument("--codecs", default="none,auto")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--long-stores", default="mem,file",
+                    help="stores run beyond the shortest generation (the others run at the shortest only)")
+    ap.add_argument("--long-codecs", default="none", help="codecs run beyond the shortest generation")
+    ap.add_argument("--long-policies", default="cache-on-store,compressed-cache",
+                    help="policies run beyond the shortest generation")
+    ap.add_argument("--omp-wait", default="passive", choices=["passive", "active", "default"],
+                    help="OMP_WAIT_POLICY for every store (set before torch loads OpenMP); see the module docstring")
     a = ap.parse_args()
+    if a.omp_wait != "default":
+        os.environ["OMP_WAIT_POLICY"] = a.omp_wait.upper()
+    import torch
 
     from flexgen import pytorch_backend as pb
     from flexgen.flex_opt import OptLM
@@ -85,9 +107,16 @@ def main() -> int:
             for pname in a.policies.split(","):
                 pol = policy(*POLICIES[pname])
                 for gen in gens:
+                    long = gen > min(gens)
+                    if long and pname not in a.long_policies.split(","):
+                        continue
                     envs = [("TorchDisk", "-", torch_disk)]
                     for st in a.stores.split(","):
+                        if long and st not in a.long_stores.split(","):
+                            continue
                         for codec in a.codecs.split(","):
+                            if long and codec not in a.long_codecs.split(","):
+                                continue
                             envs.append((st, codec, lambda u=urls[st], c=codec: gtf.execution_env(u, codec=c, gpu=str(compute.dev))))
                     ref = None
                     for store, codec, make in envs:
@@ -124,7 +153,8 @@ def main() -> int:
              f"`OptLM.generate`, random weights at opt-125m's dimensions, {a.layers} layers, batch 4, prompt "
              f"{a.prompt}, on the {'GPU' if cuda else 'CPU (gotensor.flexgen.cpu, float32)'}; seconds per generate "
              "(median) and speed relative to FlexGen's TorchDisk in the same run (> 1: faster); tokens: identical "
-             "to TorchDisk's or not. file:// runs with fsync=false (TorchDisk does not sync either).", "",
+             "to TorchDisk's or not. file:// runs with fsync=false (TorchDisk does not sync either); "
+             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')} for every store.", "",
              "| policy | new tokens | store | codec | seconds | vs TorchDisk | tokens |", "|---|---|---|---|---|---|---|"]
     base = {(r["policy"], r["gen"]): r["seconds"] for r in recs if r["store"] == "TorchDisk"}
     for r in recs:

@@ -66,6 +66,11 @@ func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tens
 }
 
 func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
+	if ri, ok := s.st.(rangesInto); ok {
+		if handled, err := s.readRowsRaw(ctx, ri, key, start, want, dst); handled {
+			return err
+		}
+	}
 	r, release, err := s.openFrame(ctx, key)
 	if err != nil {
 		return err

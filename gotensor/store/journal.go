@@ -54,22 +54,22 @@ func parseJournal(b []byte) (header []byte, off int64, data []byte, ok bool) {
 	return header, off, b[24+h : 24+h+n], true
 }
 
-// editInPlace writes header at 0 and data at off of the file at path,
+// editInPlace writes header at 0 and data at off of f, the file at path,
 // through its journal.
-func (s *Dir) editInPlace(path string, header []byte, off int64, data []byte) error {
+func (s *Dir) editInPlace(f *os.File, path string, header []byte, off int64, data []byte) error {
 	jpath := path + journalExt
 	if err := s.writeSynced(jpath, journal(header, off, data)); err != nil {
 		os.Remove(jpath)
 		return err
 	}
-	if err := s.applyEdit(path, header, off, data); err != nil {
+	if err := s.applyEdit(f, header, off, data); err != nil {
 		return err // the journal stays: the next open applies it
 	}
 	return os.Remove(jpath)
 }
 
 func (s *Dir) writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := openBlocking(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -86,26 +86,18 @@ func (s *Dir) writeSynced(path string, b []byte) error {
 	return f.Close()
 }
 
-func (s *Dir) applyEdit(path string, header []byte, off int64, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
+// applyEdit writes data at off and header at 0 of f, open for writing.
+func (s *Dir) applyEdit(f *os.File, header []byte, off int64, data []byte) error {
 	if _, err := f.WriteAt(data, off); err != nil {
-		f.Close()
 		return err
 	}
 	if _, err := f.WriteAt(header, 0); err != nil {
-		f.Close()
 		return err
 	}
 	if !s.NoSync {
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
-		}
+		return f.Sync()
 	}
-	return f.Close()
+	return nil
 }
 
 // replayJournal finishes or drops the edit a crash left in journal file jpath.
@@ -117,7 +109,15 @@ func (s *Dir) replayJournal(jpath string) error {
 	path := strings.TrimSuffix(jpath, journalExt)
 	if header, off, data, ok := parseJournal(b); ok {
 		if info, err := os.Stat(path); err == nil && off+int64(len(data)) <= info.Size() {
-			if err := s.applyEdit(path, header, off, data); err != nil {
+			f, err := openBlocking(path, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			err = s.applyEdit(f, header, off, data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
 				return err
 			}
 		}

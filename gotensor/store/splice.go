@@ -129,7 +129,7 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
-	src, size, err := s.open(key)
+	src, size, err := s.openFlag(key, os.O_RDWR) // read for the check, written by an in-place edit
 	if err != nil {
 		return false, err
 	}
@@ -145,7 +145,7 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 		el := s.editLock(key)
 		el.Lock()
 		defer el.Unlock()
-		if err := s.editInPlace(filepath.Join(s.dir, pathFor(key)), header, off, data); err != nil {
+		if err := s.editInPlace(src, filepath.Join(s.dir, pathFor(key)), header, off, data); err != nil {
 			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
 		return true, nil

@@ -336,3 +336,37 @@ def test_kv_append_costs_the_new_rows_and_a_read_costs_pos_rows():
     assert 0 < enc4096 <= 1.5 * enc256, (enc256, enc4096)
     row = 48 * 64 * 2
     assert dec4096 <= 1.5 * dec256 and dec4096 < 101 * row + (1 << 20), (dec256, dec4096)
+
+
+class _RecordingStore(gotensor.Store):
+    """A store that records the out= of every read_tensor call."""
+
+    def __init__(self, url):
+        super().__init__(url)
+        self.outs = []
+
+    def read_tensor(self, key, **kw):
+        self.outs.append(kw.get("out"))
+        return super().read_tensor(key, **kw)
+
+
+def test_loads_decode_straight_into_the_destination():
+    """A whole weight and a KV cache's [0:pos] are decoded into FlexGen's
+    destination itself: no temporary tensor, no second copy."""
+    cpu = pb.TorchDevice("cpu")
+    store = _RecordingStore("mem://")
+    dev = gtf.GoTensorDevice(store=store, codec="none")
+    try:
+        w = dev.allocate((64, 32), np.float32)
+        src = torch.randn(64, 32)
+        dev.load_from_np(w, src.numpy())
+        dst = torch.empty(64, 32)
+        dev.submit_copy(pb.TorchTensor(dst.shape, torch.float32, dst, cpu), None, w, None)
+        rows = torch.empty(10, 32)
+        dev.submit_copy(pb.TorchTensor(rows.shape, torch.float32, rows, cpu), None, w, (slice(0, 10), slice(0, 32)))
+        dev.synchronize()
+        assert torch.equal(dst, src) and torch.equal(rows, src[:10])
+        assert [o.data_ptr() if o is not None else None for o in store.outs] == [dst.data_ptr(), rows.data_ptr()]
+    finally:
+        dev.close()
+        store.close()

@@ -287,8 +287,10 @@ class GoTensorDevice(TorchDisk):
         return self._load(key, rows)[rest]
 
     def _load_part(self, key, src_indices, dst, dst_indices):
-        part = self._read(key, src_indices)
         out = pb.map_to_torch_tensor(dst, dst_indices)
+        if out.device.type != "cuda" and self._read_into(key, src_indices, out):
+            return
+        part = self._read(key, src_indices)
         if tuple(out.shape) != tuple(part.shape):
             raise gotensor.InvalidArgument(f"copy from {key!r}: a {tuple(part.shape)} slice into a "
                                            f"{tuple(out.shape)} destination")
@@ -301,6 +303,36 @@ class GoTensorDevice(TorchDisk):
             stream.synchronize()  # the relay is reused by this thread's next copy
         else:
             out.copy_(part)
+
+    def _read_into(self, key, src_indices, out: torch.Tensor) -> bool:
+        """Decode the whole tensor, or the rows a slice spans, straight into the
+        host tensor out (no temporary, no second copy); False where that does
+        not apply (gathered or partial trailing indices, a tensor never
+        written, a dtype or shape that does not match), for the general path."""
+        meta = self._meta.get(key)
+        if meta is None or out.dtype != meta[1] or not out.is_contiguous():
+            return False
+        shape = meta[0]
+        if src_indices is None or (not torch.is_tensor(src_indices) and not src_indices):
+            rows = None
+            if tuple(out.shape) != shape:
+                return False
+        else:
+            rows, rest = _row_split(src_indices)
+            if rows is None or not all(_covers(r, d) for r, d in zip(rest[1:], shape[1:])):
+                return False
+            start, stop, _ = rows.indices(shape[0])
+            if tuple(out.shape) != (stop - start,) + shape[1:]:
+                return False
+            rows = slice(start, stop)
+        if key not in self._sizes:  # allocated, never written: zeros, as a new file is
+            out.zero_()
+            return True
+        if rows is None and shape:  # a whole tensor as all its rows: file:// reads raw chunks into out in place
+            rows = slice(0, shape[0])
+        self.store.read_tensor(key, out=out, rows=rows)
+        self._count("read", out.numel() * out.element_size())
+        return True
 
     def _copy_within(self, src_key, src_indices, dst_key, dst_indices):
         self._store_part(dst_key, dst_indices, self._read(src_key, src_indices), None)

@@ -176,15 +176,21 @@ class Node:
 def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
     import gotensor
     errors, counts, lock = [], {}, threading.Lock()
-    samples = []  # (fraction done, client rss, node rss); the fill phase counts as done 0
+    # (fraction done, client rss, node rss, stored bytes); the fill phase counts as done 0. What the store
+    # holds at a sample varies with the random operations: the check is on RSS less the bytes it holds where
+    # it holds them in memory (the client for mem://, the node for a node), so that it measures overhead.
+    samples = []
+    in_client = url.startswith("mem://")
     with gotensor.open(url) as store:
+        def sample(done):
+            samples.append((done, rss(), rss(node.p.pid) if node else 0, store.usage()["bytes"]))
         t0 = time.perf_counter()
         fillers = [threading.Thread(target=fill, args=(store, i, threads, max_bytes)) for i in range(threads)]
         for t in fillers:
             t.start()
         while any(t.is_alive() for t in fillers):
             time.sleep(0.25)
-            samples.append((0.0, rss(), rss(node.p.pid) if node else 0))
+            sample(0.0)
         for t in fillers:
             t.join()
         fill_secs = time.perf_counter() - t0
@@ -197,21 +203,26 @@ def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
             time.sleep(0.25)
             with lock:
                 done = sum(counts.values()) / total
-            samples.append((done, rss(), rss(node.p.pid) if node else 0))
+            sample(done)
         for t in ts:
             t.join()
         secs = time.perf_counter() - t0
         left = store.keys("soak/")
     warm = [s for s in samples if s[0] <= 0.25] or samples[:1]
     after = [s for s in samples if s[0] > 0.25] or samples[-1:]
-    peak_warm = max(s[1] for s in warm)
-    peak_after = max(s[1] for s in after)
-    node_warm = max(s[2] for s in warm)
-    node_after = max(s[2] for s in after)
+    def peak(ss, i, held):  # the peak RSS, and the peak of RSS less the stored bytes held there
+        return max(x[i] for x in ss), max(x[i] - (x[3] if held else 0) for x in ss)
+    peak_warm, net_warm = peak(warm, 1, in_client)
+    peak_after, net_after = peak(after, 1, in_client)
+    node_warm, node_net_warm = peak(warm, 2, node is not None)
+    node_after, node_net_after = peak(after, 2, node is not None)
     rec = {"store": name, "threads": threads, "ops": total, "seconds": secs, "fill_seconds": fill_secs, "counts": counts, "errors": errors[:20],
            "n_errors": len(errors), "keys_left": len(left), "client_rss_warm": peak_warm, "client_rss_after": peak_after,
-           "client_growth": peak_after / peak_warm - 1, "node_rss_warm": node_warm, "node_rss_after": node_after,
-           "node_growth": (node_after / node_warm - 1) if node_warm else 0.0}
+           "client_rss_growth": peak_after / peak_warm - 1, "client_net_warm": net_warm, "client_net_after": net_after,
+           "client_growth": net_after / net_warm - 1, "node_rss_warm": node_warm, "node_rss_after": node_after,
+           "node_rss_growth": (node_after / node_warm - 1) if node_warm else 0.0, "node_net_warm": node_net_warm,
+           "node_net_after": node_net_after, "node_growth": (node_net_after / node_net_warm - 1) if node_warm else 0.0,
+           "stored_max": max(x[3] for x in samples)}
     rec["ok"] = not errors and not left and rec["client_growth"] <= 0.10 and rec["node_growth"] <= 0.10
     return rec
 
@@ -266,8 +277,9 @@ def main() -> int:
             recs.append(r)
             print(f"{kind:5} fill {r['fill_seconds']:.0f} s, {r['ops']} ops in {r['seconds']:.0f} s: {r['n_errors']} errors, {r['keys_left']} keys left, "
                   f"client RSS {r['client_rss_warm'] / 2**20:.0f} -> {r['client_rss_after'] / 2**20:.0f} MiB "
-                  f"({r['client_growth']:+.1%}), node {r['node_rss_warm'] / 2**20:.0f} -> {r['node_rss_after'] / 2**20:.0f} MiB "
-                  f"({r['node_growth']:+.1%}) {'ok' if r['ok'] else 'FAILED'}", flush=True)
+                  f"({r['client_rss_growth']:+.1%}; less stored {r['client_growth']:+.1%}), node {r['node_rss_warm'] / 2**20:.0f} -> "
+                  f"{r['node_rss_after'] / 2**20:.0f} MiB ({r['node_rss_growth']:+.1%}; less stored {r['node_growth']:+.1%}), "
+                  f"stored at most {r['stored_max'] / 2**20:.0f} MiB {'ok' if r['ok'] else 'FAILED'}", flush=True)
             for e in r["errors"][:5]:
                 print("   ", e)
     leak = error_leak(a.error_calls)
@@ -278,17 +290,22 @@ def main() -> int:
     lines = ["## Soak (`make soak`)", "",
              f"{a.threads} threads x {a.ops:,} mixed operations per store (writes sync and async of 1 B to "
              f"{a.max_bytes >> 20} MiB, log-uniform, every codec; reads sync, async and into out=, each checked; deletes; "
-             "stats; reads of missing keys). RSS: the peak during warm-up and after it; the check is "
-             "growth <= 10% for the client and the node. Warm-up = a fill phase (every thread writes, reads back, "
+             "stats; reads of missing keys). RSS: the peak during warm-up and after it, as measured and less the bytes the "
+             "store held at that sample where it holds them in memory (the client's for mem://, the node's for a node: "
+             "what is stored varies with the random operations); the check is growth <= 10% of the latter for the client "
+             "and the node. Warm-up = a fill phase (every thread writes, reads back, "
              "replaces and deletes a tensor of each power-of-two size, each codec on half the threads at once, which fills the bounded pools "
              "gotensor reuses memory from: a mem:// store's idle frames, frame and codec scratch) plus the first quarter "
              f"of the operations; {malloc}.", "",
-             "| store | operations | fill s | seconds | failed checks | keys left | client RSS warm-up / after (MiB) | node RSS warm-up / after (MiB) | result |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| store | operations | fill s | seconds | failed checks | keys left | stored at most (MiB) | client RSS warm-up / after (MiB) | less stored (growth) | node RSS warm-up / after (MiB) | less stored (growth) | result |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
-        node = f"{r['node_rss_warm'] / 2**20:.0f} / {r['node_rss_after'] / 2**20:.0f}" if r["node_rss_warm"] else "-"
+        mib = lambda a, b: f"{r[a] / 2**20:.0f} / {r[b] / 2**20:.0f}"
+        node = mib("node_rss_warm", "node_rss_after") if r["node_rss_warm"] else "-"
+        node_net = f"{mib('node_net_warm', 'node_net_after')} ({r['node_growth']:+.1%})" if r["node_rss_warm"] else "-"
+        client_net = f"{mib('client_net_warm', 'client_net_after')} ({r['client_growth']:+.1%})"
         lines.append(f"| {r['store']} | {r['ops']:,} | {r['fill_seconds']:.0f} | {r['seconds']:.0f} | {r['n_errors']} | {r['keys_left']} | "
-                     f"{r['client_rss_warm'] / 2**20:.0f} / {r['client_rss_after'] / 2**20:.0f} | {node} | "
+                     f"{r['stored_max'] / 2**20:.0f} | {mib('client_rss_warm', 'client_rss_after')} | {client_net} | {node} | {node_net} | "
                      f"{'ok' if r['ok'] else 'FAILED'} |")
     lines += ["", f"Failing calls: {leak['calls']:,} reads of a missing key left {leak['bytes_per_call']:.1f} bytes of RSS "
               "per call behind (each error crosses gopy as a C string)."]

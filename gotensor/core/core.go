@@ -166,6 +166,10 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 		c, param, err := codec.Resolve(spec, meta, raw, nil)
 		return c, param, 0, err
 	}
+	if len(raw) < codec.CodeMin { // too small to pay for coding: nothing to weigh, no lock
+		c, param, err := codec.Resolve(spec, meta, raw, &codec.Hint{})
+		return c, param, 0, err
+	}
 	if store.Streams(s.st) {
 		s.probe.Do(func() { s.probeLink(ctx) })
 	}

@@ -79,13 +79,15 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
             if i:
                 wt[codec].append(w)
                 rt[codec].append(r)
+                # what auto chose, over every round (outside the timing)
+                chosen[codec] = sorted(set(chosen[codec]) | {store.stat(k)["codec"] for k in tensors})
                 continue
             if codec not in ("q4", "q8"):
                 for k, t in tensors.items():
                     if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
                         raise AssertionError(f"{codec}: {k} did not read back bit-exact")
             stats = [store.stat(k) for k in tensors]
-            stored[codec] = sum(st["stored_bytes"] for st in stats)
+            stored[codec] = sum(st["stored_bytes"] for st in stats)  # as the first round stored it
             chosen[codec] = sorted({st["codec"] for st in stats})
     for k in tensors:
         store.delete(k)

@@ -4,10 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
-
-	"github.com/gotensor/gotensor/gotensor/parallel"
 
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -57,51 +54,4 @@ func BenchmarkPlanesChunk(b *testing.B) {
 			mergePlanes(dst, p, 2, true)
 		}
 	})
-}
-
-// The real stories260K weights per dtype through planes and
-// shuffle-deflate, in MB per second of this thread's CPU time (each
-// sub-benchmark locks its own goroutine to its thread).
-func BenchmarkPlanesReal(b *testing.B) {
-	w := realWeights(b)
-	parallel.SetWorkers(1)
-	defer parallel.SetWorkers(0)
-	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
-		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
-		for _, c := range []Codec{planes{}, shuffleDeflate{}} {
-			enc, aux, err := c.Encode(nil, src, in)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Run(c.Name()+"/"+d.String()+"/encode", func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(src)))
-				var buf []byte
-				cpu := threadCPU()
-				for b.Loop() {
-					buf, _, _ = c.Encode(buf, src, in)
-				}
-				reportCPU(b, cpu, len(src))
-				b.ReportMetric(float64(len(src))/float64(len(enc)), "ratio")
-			})
-			dst := make([]byte, len(src))
-			b.Run(c.Name()+"/"+d.String()+"/decode", func(b *testing.B) {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.SetBytes(int64(len(src)))
-				cpu := threadCPU()
-				for b.Loop() {
-					if err := c.Decode(dst, enc, in, aux); err != nil {
-						b.Fatal(err)
-					}
-				}
-				reportCPU(b, cpu, len(src))
-			})
-		}
-	}
 }

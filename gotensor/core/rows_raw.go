@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"hash/crc32"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -16,8 +15,6 @@ import (
 type rangesInto interface {
 	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte) (size int64, err error)
 }
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // readRowsRaw is readRowsOnce for a rangesInto store; handled is false
 // (nothing read) where a chunk the rows need is coded or the header is
@@ -80,8 +77,8 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 	frame.Work.Decoded.Add(int64(len(dst)))
 	for j, b := range bufs {
 		i := first + j
-		if crc32.Checksum(b, castagnoli) != h.Chunks[i].CRC {
-			return true, errs.New(errs.CorruptData, "chunk %d checksum mismatch", i)
+		if err := h.CheckChunk(i, b); err != nil {
+			return true, err
 		}
 		if lo := int64(i) * cs; lo < off || lo+int64(len(b)) > off+int64(len(dst)) {
 			from, to := max(off, lo), min(off+int64(len(dst)), lo+int64(len(b)))

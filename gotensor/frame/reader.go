@@ -3,7 +3,6 @@ package frame
 import (
 	"context"
 	"errors"
-	"hash/crc32"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -240,6 +239,18 @@ func decodeChunks(ctx context.Context, h *Header, first int, src, dst []byte, pi
 	})
 }
 
+// CheckChunk checks chunk i's stored bytes b (read elsewhere, say straight
+// into a caller's buffer) against its checksum.
+func (h *Header) CheckChunk(i int, b []byte) error {
+	if i < 0 || i >= len(h.Chunks) {
+		return corrupt("chunk %d of %d", i, len(h.Chunks))
+	}
+	if crc32c(b) != h.Chunks[i].CRC {
+		return corrupt("chunk %d checksum mismatch", i)
+	}
+	return nil
+}
+
 func decodeChunk(ctx context.Context, c codec.Codec, in codec.Info, ch Chunk, src, out []byte, i int) error {
 	if ctx.Err() != nil {
 		return ctxErr(ctx)
@@ -250,7 +261,7 @@ func decodeChunk(ctx context.Context, c codec.Codec, in codec.Info, ch Chunk, sr
 		}
 		return nil
 	}
-	if crc32.Checksum(src, castagnoli) != ch.CRC {
+	if crc32c(src) != ch.CRC {
 		return corrupt("chunk %d checksum mismatch", i)
 	}
 	err := c.Decode(out, src, in, ch.Aux)

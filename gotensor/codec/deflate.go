@@ -4,9 +4,8 @@ import (
 	"bytes"
 	stdflate "compress/flate"
 	"hash/adler32"
+	"slices"
 	"sync"
-
-	"github.com/klauspost/compress/flate"
 
 	"github.com/gotensor/gotensor/gotensor/codec/internal/libdeflate"
 	"github.com/gotensor/gotensor/gotensor/engine"
@@ -42,11 +41,10 @@ func (shuffleDeflate) Supports(d tensor.DType) bool {
 
 // Go's compress/flate at BestSpeed codes deflate: its LZ77 with dynamic
 // Huffman blocks reaches zlib level 1's ratio on float weights, where
-// klauspost's fast levels leave them nearly raw. klauspost's Huffman-only
-// writer codes the planes of shuffle-deflate.
+// klauspost's fast levels leave them nearly raw. shuffle-deflate's planes
+// have a writer of their own (deflate_writer.go).
 var (
-	lzWriters      sync.Pool // *stdflate.Writer
-	huffmanWriters sync.Pool // *flate.Writer
+	lzWriters sync.Pool // *stdflate.Writer
 )
 
 func (deflate) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
@@ -97,32 +95,19 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	if out, sum, ok := engine.Deflate(dst, ps.buf[:len(src)]); ok { // the planes in one hardware stream
 		return out, sum, nil
 	}
-	out := bytes.NewBuffer(dst[:0])
-	out.Grow(len(src) + len(src)/8 + 64)
-	w, _ := huffmanWriters.Get().(*flate.Writer)
-	if w == nil {
-		var err error
-		if w, err = flate.NewWriter(out, flate.HuffmanOnly); err != nil {
-			return nil, 0, err
-		}
-	} else {
-		w.Reset(out)
-	}
-	defer huffmanWriters.Put(w)
+	hs := huffmanPool.Get()
+	defer huffmanPool.Put(hs)
+	w := bitWriter{out: dst[:0]}
+	w.out = slices.Grow(w.out, len(src)+len(src)/64+64)
 	for j := 0; j < k; j++ {
-		if !(j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
-			appendStored(out, pl[j], false)
-			continue
-		}
-		if _, err := w.Write(pl[j]); err != nil {
-			return nil, 0, err
-		}
-		if err := w.Flush(); err != nil { // ends byte-aligned, not final
-			return nil, 0, err
+		if len(pl[j]) > 0 && (j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
+			w.literalBlocks(pl[j], hs)
+		} else {
+			w.stored(pl[j], false)
 		}
 	}
-	appendStored(out, nil, true)
-	return out.Bytes(), checksum(ps.buf[:len(src)]), nil
+	w.stored(nil, true)
+	return w.out, checksum(ps.buf[:len(src)]), nil
 }
 
 // shrinks estimates from a sample of up to 16K bytes whether Huffman
@@ -142,25 +127,6 @@ func shrinks(p []byte, hist *[256]uint32) bool {
 	return entropyBits(hist, m) < 0.985*8*float64(m)
 }
 
-// appendStored appends p as stored DEFLATE blocks to a byte-aligned
-// stream; final marks the last block (which may be empty).
-func appendStored(out *bytes.Buffer, p []byte, final bool) {
-	for {
-		m := min(len(p), 0xFFFF)
-		last := final && m == len(p)
-		var hdr byte
-		if last {
-			hdr = 1 // BFINAL, BTYPE 00
-		}
-		out.Write([]byte{hdr, byte(m), byte(m >> 8), ^byte(m), ^byte(m >> 8)})
-		out.Write(p[:m])
-		p = p[m:]
-		if len(p) == 0 && (!final || last) {
-			return
-		}
-	}
-}
-
 func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	k, rot := layout(in.Meta.DType)
 	if len(dst)%k != 0 {
@@ -171,8 +137,8 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	pl := ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]
 	var sum uint32
-	if _, sw := engine.Current().(engine.Software); sw && !libdeflate.Built && inflateLiterals(shuffled, src, &ps.lit) {
-		sum = checksum(shuffled) // the stream gotensor writes, in pure Go (deflate_literals.go)
+	if _, sw := engine.Current().(engine.Software); sw && inflateLiterals(shuffled, src, &ps.lit) {
+		sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
 	} else {
 		var err error
 		if sum, err = inflate(shuffled, src); err != nil {

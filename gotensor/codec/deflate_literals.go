@@ -5,16 +5,15 @@ import (
 	"math/bits"
 )
 
-// inflateLiterals is the pure-Go decoder of the raw DEFLATE streams
-// gotensor's shuffle-deflate encoder writes (Huffman blocks of literals
-// only, and stored blocks), for builds without libdeflate: a lookup table
-// of 2^11 entries decodes up to four literals at once, where a general
-// inflater decodes one symbol per lookup (about twice compress/flate's
-// speed on real weights; libdeflate, where built in, is as fast). Streams
-// it does not handle (matches, as a hardware encoder writes) make it
-// return false and the caller inflates them the general way; so do
-// malformed ones, leaving the general inflater to report them. It never
-// reads or writes out of bounds.
+// inflateLiterals is the decoder of the raw DEFLATE streams gotensor's
+// shuffle-deflate encoder writes (dynamic Huffman blocks of literals
+// only, and stored blocks, which it copies into place): a lookup table of
+// 2^12 entries decodes up to four literals at once, where a general
+// inflater, libdeflate too, decodes one symbol per lookup (exponent codes
+// average 2.5-3 bits). Streams it does not handle (matches, as a hardware
+// encoder writes) make it return false and the caller inflates them the
+// general way; so do malformed ones, leaving the general inflater to
+// report them. It never reads or writes out of bounds.
 func inflateLiterals(dst, src []byte, lt *literalTables) bool {
 	r := bitReader{src: src}
 	o := 0
@@ -52,15 +51,19 @@ func inflateLiterals(dst, src []byte, lt *literalTables) bool {
 }
 
 const (
-	litTableBits = 11
+	litTableBits = 12
 	litMaxBits   = 15
 	endOfBlock   = 256
 )
 
-// literalTables is the per-block decoding state.
+// literalTables is the per-block decoding state. An entry of multi
+// holds the literals the next litTableBits bits of the stream code, as
+// many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
+// (0: a longer code, the end of the block or a length: the slow path),
+// 32-63 the literals, first in the low byte.
 type literalTables struct {
 	single [1 << litTableBits]uint32 // symbol | length<<16; length 0: longer code or none
-	multi  [1 << litTableBits]uint64 // up to 4 literals | count<<32 | bits<<40; count 0: slow path
+	multi  [1 << litTableBits]uint64
 	canonicalCode
 	lens [288 + 32]uint8
 }
@@ -126,7 +129,7 @@ func (lt *literalTables) build(lens []uint8) bool {
 			n++
 			used += l
 		}
-		lt.multi[idx] = lits | uint64(n)<<32 | uint64(used)<<40
+		lt.multi[idx] = uint64(used) | uint64(n)<<8 | lits<<32
 	}
 	return true
 }
@@ -139,50 +142,46 @@ func (lt *literalTables) decode(r *bitReader, dst []byte, o *int) bool {
 	src := r.src
 	for {
 		// fast path: the bit buffer in registers, four lookups per refill
-		// (each consumes at most 11 of the 56 bits a refill guarantees)
+		// (each consumes at most 12 of the 56 bits a refill guarantees);
+		// the bits an entry uses are its low byte, so the shift that
+		// feeds the next lookup is one instruction
 		bv, n, pos := r.bits, r.n, r.pos
 		for p+16 <= len(dst) && pos+8 <= len(src) {
 			bv |= binary.LittleEndian.Uint64(src[pos:]) << (n & 63)
-			k := (63 - n) >> 3
-			pos += int(k)
-			n += 8 * k
+			pos += int((63 - n) >> 3)
+			n |= 56
 			e := multi[bv&mask]
-			c := int(e >> 32 & 0xFF)
-			if c == 0 {
+			if e&0xFF00 == 0 {
 				break
 			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
-			p += c
-			u := uint(e>>40) & 63
-			bv >>= u
-			n -= u
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
+			p += int(e >> 8 & 7)
+			bv >>= e & 63
+			n -= uint(e & 63)
 			e = multi[bv&mask]
-			if c = int(e >> 32 & 0xFF); c == 0 {
+			if e&0xFF00 == 0 {
 				break
 			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
-			p += c
-			u = uint(e>>40) & 63
-			bv >>= u
-			n -= u
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
+			p += int(e >> 8 & 7)
+			bv >>= e & 63
+			n -= uint(e & 63)
 			e = multi[bv&mask]
-			if c = int(e >> 32 & 0xFF); c == 0 {
+			if e&0xFF00 == 0 {
 				break
 			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
-			p += c
-			u = uint(e>>40) & 63
-			bv >>= u
-			n -= u
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
+			p += int(e >> 8 & 7)
+			bv >>= e & 63
+			n -= uint(e & 63)
 			e = multi[bv&mask]
-			if c = int(e >> 32 & 0xFF); c == 0 {
+			if e&0xFF00 == 0 {
 				break
 			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e))
-			p += c
-			u = uint(e>>40) & 63
-			bv >>= u
-			n -= u
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
+			p += int(e >> 8 & 7)
+			bv >>= e & 63
+			n -= uint(e & 63)
 		}
 		r.bits, r.n, r.pos = bv, n, pos
 		// slow path: one symbol (a long code, the end of the block, the

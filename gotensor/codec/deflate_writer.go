@@ -1,0 +1,351 @@
+package codec
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
+)
+
+// shuffle-deflate's writer of raw DEFLATE: dynamic Huffman blocks of
+// literals only (no LZ77: byte planes of weights have no repeats worth
+// finding) and stored blocks, packed through a 64-bit bit buffer. Its
+// codes are at most litCodeLimit bits, so that the decoder's
+// multi-literal table (deflate_literals.go) covers nearly every lookup.
+
+const (
+	litCodeLimit = 14      // longest literal code (DEFLATE allows 15)
+	clCodeLimit  = 7       // longest code-length code (DEFLATE's limit)
+	litBlockSize = 1 << 20 // plane bytes per Huffman block at most
+)
+
+// bitWriter appends a DEFLATE bit stream, least significant bit first.
+type bitWriter struct {
+	out []byte
+	acc uint64
+	n   uint // bits in acc, under 32 between calls
+}
+
+// bits appends the low k (at most 32) bits of v.
+func (w *bitWriter) bits(v uint32, k uint) {
+	w.acc |= uint64(v) << w.n
+	w.n += k
+	if w.n >= 32 {
+		w.out = binary.LittleEndian.AppendUint32(w.out, uint32(w.acc))
+		w.acc >>= 32
+		w.n -= 32
+	}
+}
+
+// align pads the stream with zero bits to a byte boundary.
+func (w *bitWriter) align() {
+	for w.n > 0 {
+		w.out = append(w.out, byte(w.acc))
+		w.acc >>= 8
+		w.n -= min(w.n, 8)
+	}
+	w.acc = 0
+}
+
+// stored appends p as stored blocks; final marks the last one, which
+// may be empty.
+func (w *bitWriter) stored(p []byte, final bool) {
+	for {
+		m := min(len(p), 0xFFFF)
+		last := final && m == len(p)
+		var hdr uint32
+		if last {
+			hdr = 1 // BFINAL, BTYPE 00
+		}
+		w.bits(hdr, 3)
+		w.align()
+		w.out = binary.LittleEndian.AppendUint16(w.out, uint16(m))
+		w.out = binary.LittleEndian.AppendUint16(w.out, ^uint16(m))
+		w.out = append(w.out, p[:m]...)
+		p = p[m:]
+		if len(p) == 0 && (!final || last) {
+			return
+		}
+	}
+}
+
+// literalBlocks appends p (not empty) as dynamic Huffman blocks of
+// literals, one per litBlockSize bytes.
+func (w *bitWriter) literalBlocks(p []byte, hs *huffmanScratch) {
+	for off := 0; off < len(p); off += litBlockSize {
+		blk := p[off:min(off+litBlockSize, len(p))]
+		histogram(blk, &hs.freq)
+		hs.freq[endOfBlock] = 1
+		buildLengths(hs.freq[:endOfBlock+1], hs.lens[:endOfBlock+1], litCodeLimit, &hs.tree)
+		codes := canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
+		w.dynamicHeader(hs)
+		w.literals(blk, codes)
+		eob := codes[endOfBlock]
+		w.bits(eob&0xFFFF, uint(eob>>16))
+	}
+}
+
+// literals appends the codes of p, three per 64-bit store (3 x 14 bits
+// and the at most 7 held fit in 64).
+func (w *bitWriter) literals(p []byte, codes *[288]uint32) {
+	w.out = slices.Grow(w.out, len(p)*litCodeLimit/8+16)
+	buf := w.out[:cap(w.out)]
+	pos := len(w.out)
+	acc, n := w.acc, w.n
+	for n >= 8 {
+		buf[pos] = byte(acc)
+		pos++
+		acc >>= 8
+		n -= 8
+	}
+	i := 0
+	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
+		c0, c1, c2, c3 := codes[p[i]], codes[p[i+1]], codes[p[i+2]], codes[p[i+3]]
+		acc |= uint64(c0&0xFFFF) << n
+		n += uint(c0 >> 16)
+		acc |= uint64(c1&0xFFFF) << n
+		n += uint(c1 >> 16)
+		acc |= uint64(c2&0xFFFF) << n
+		n += uint(c2 >> 16)
+		acc |= uint64(c3&0xFFFF) << (n & 63)
+		n += uint(c3 >> 16)
+		binary.LittleEndian.PutUint64(buf[pos:], acc)
+		pos += int(n >> 3)
+		acc >>= n &^ 7
+		n &= 7
+	}
+	w.out, w.acc, w.n = buf[:pos], acc, n
+	for ; i < len(p); i++ {
+		c := codes[p[i]]
+		w.bits(c&0xFFFF, uint(c>>16))
+	}
+}
+
+var huffmanPool = pool.New(func() *huffmanScratch { return new(huffmanScratch) })
+
+// huffmanScratch is the writer's per-chunk state.
+type huffmanScratch struct {
+	freq  [288]uint32
+	lens  [288]uint8
+	codes [288]uint32 // bit-reversed code | length<<16
+	tree  huffmanTree
+	cl    [19]uint32 // code-length code: frequencies, then codes
+	clLen [19]uint8
+	rle   [288 + 32]uint16 // code-length symbols | extra bits<<8
+}
+
+// dynamicHeader writes the header of a final-less dynamic block whose
+// literal/length code has the lengths hs.lens[:257] and whose distance
+// code is one unused code of length 1 (as zlib and Go write for blocks
+// without matches).
+func (w *bitWriter) dynamicHeader(hs *huffmanScratch) {
+	var all [258]uint8
+	copy(all[:], hs.lens[:endOfBlock+1])
+	all[endOfBlock+1] = 1 // the distance code
+	rle := hs.rle[:0]
+	hs.cl = [19]uint32{}
+	for i := 0; i < len(all); {
+		v := all[i]
+		run := 1
+		for i+run < len(all) && all[i+run] == v {
+			run++
+		}
+		i += run
+		if v == 0 {
+			for run >= 11 {
+				r := min(run, 138)
+				rle = append(rle, 18|uint16(r-11)<<8)
+				run -= r
+			}
+			if run >= 3 {
+				rle = append(rle, 17|uint16(run-3)<<8)
+				run = 0
+			}
+		} else {
+			rle = append(rle, uint16(v))
+			run--
+			for run >= 3 {
+				r := min(run, 6)
+				rle = append(rle, 16|uint16(r-3)<<8)
+				run -= r
+			}
+		}
+		for ; run > 0; run-- {
+			rle = append(rle, uint16(v))
+		}
+	}
+	for _, s := range rle {
+		hs.cl[s&0xFF]++
+	}
+	buildLengths(hs.cl[:], hs.clLen[:], clCodeLimit, &hs.tree)
+	var clCodes [288]uint32
+	codes := canonicalCodes(hs.clLen[:], &clCodes)
+	ncl := 19
+	for ncl > 4 && hs.clLen[clOrder[ncl-1]] == 0 {
+		ncl--
+	}
+	w.bits(2<<1, 3) // BFINAL 0, BTYPE 10
+	w.bits(0, 5)    // HLIT: 257 literal/length codes
+	w.bits(0, 5)    // HDIST: 1 distance code
+	w.bits(uint32(ncl-4), 4)
+	for i := 0; i < ncl; i++ {
+		w.bits(uint32(hs.clLen[clOrder[i]]), 3)
+	}
+	for _, s := range rle {
+		c := codes[s&0xFF]
+		w.bits(c&0xFFFF, uint(c>>16))
+		switch s & 0xFF {
+		case 16:
+			w.bits(uint32(s>>8), 2)
+		case 17:
+			w.bits(uint32(s>>8), 3)
+		case 18:
+			w.bits(uint32(s>>8), 7)
+		}
+	}
+}
+
+// histogram counts the bytes of p into freq[:256], four counters per
+// byte value to keep repeated values from stalling on one counter.
+func histogram(p []byte, freq *[288]uint32) {
+	var h [4][256]uint32
+	i := 0
+	for ; i+4 <= len(p); i += 4 {
+		h[0][p[i]]++
+		h[1][p[i+1]]++
+		h[2][p[i+2]]++
+		h[3][p[i+3]]++
+	}
+	for ; i < len(p); i++ {
+		h[0][p[i]]++
+	}
+	*freq = [288]uint32{}
+	for s := range 256 {
+		freq[s] = h[0][s] + h[1][s] + h[2][s] + h[3][s]
+	}
+}
+
+// huffmanTree is scratch for buildLengths.
+type huffmanTree struct {
+	sym    [288]uint16
+	weight [2 * 288]uint64
+	parent [2 * 288]uint16
+	depth  [2 * 288]uint8
+}
+
+// buildLengths sets lens to the lengths of a Huffman code for freq, at
+// most limit bits (lengths over it are cut and the code rebalanced, as
+// miniz does), zero for unused symbols. A lone used symbol gets a
+// partner so that every code written is complete.
+func buildLengths(freq []uint32, lens []uint8, limit int, t *huffmanTree) {
+	clear(lens)
+	syms := t.sym[:0]
+	for s, f := range freq {
+		if f > 0 {
+			syms = append(syms, uint16(s))
+		}
+	}
+	switch len(syms) {
+	case 0:
+		return
+	case 1:
+		lens[syms[0]] = 1
+		lens[(int(syms[0])+1)%len(freq)] = 1
+		return
+	}
+	slices.SortFunc(syms, func(a, b uint16) int { // by frequency, then symbol
+		if fa, fb := freq[a], freq[b]; fa != fb {
+			if fa < fb {
+				return -1
+			}
+			return 1
+		}
+		return int(a) - int(b)
+	})
+	// two-queue Huffman: leaves 0..n-1 in order, internal nodes n.. in
+	// the order they are made (nondecreasing weight)
+	n := len(syms)
+	for i, s := range syms {
+		t.weight[i] = uint64(freq[s])
+	}
+	leaf, node := 0, n
+	pick := func(k int) int {
+		if leaf < n && (node >= k || t.weight[leaf] <= t.weight[node]) {
+			leaf++
+			return leaf - 1
+		}
+		node++
+		return node - 1
+	}
+	for k := n; k < 2*n-1; k++ {
+		a := pick(k)
+		b := pick(k)
+		t.weight[k] = t.weight[a] + t.weight[b]
+		t.parent[a], t.parent[b] = uint16(k), uint16(k)
+	}
+	t.depth[2*n-2] = 0
+	var count [32]int
+	for k := 2*n - 3; k >= 0; k-- {
+		t.depth[k] = t.depth[t.parent[k]] + 1
+		if k < n {
+			count[min(int(t.depth[k]), limit)]++
+		}
+	}
+	total := 0
+	for l := 1; l <= limit; l++ {
+		total += count[l] << (limit - l)
+	}
+	for total > 1<<limit {
+		count[limit]--
+		for l := limit - 1; l > 0; l-- {
+			if count[l] != 0 {
+				count[l]--
+				count[l+1] += 2
+				break
+			}
+		}
+		total--
+	}
+	// the most frequent symbols (the end of syms) get the shortest codes
+	i := n - 1
+	for l := 1; l <= limit; l++ {
+		for c := count[l]; c > 0; c-- {
+			lens[syms[i]] = uint8(l)
+			i--
+		}
+	}
+}
+
+// canonicalCodes gives DEFLATE's canonical codes for lens, bit-reversed
+// (DEFLATE sends Huffman codes most significant bit first) | length<<16.
+func canonicalCodes(lens []uint8, codes *[288]uint32) *[288]uint32 {
+	var count, next [litMaxBits + 2]uint32
+	for _, l := range lens {
+		count[l]++
+	}
+	count[0] = 0
+	code := uint32(0)
+	for l := 1; l <= litMaxBits; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	for s, l := range lens {
+		if l == 0 {
+			codes[s] = 0
+			continue
+		}
+		c := next[l]
+		next[l]++
+		codes[s] = reverseBits(c, uint(l)) | uint32(l)<<16
+	}
+	return codes
+}
+
+func reverseBits(c uint32, l uint) uint32 {
+	var r uint32
+	for range l {
+		r = r<<1 | c&1
+		c >>= 1
+	}
+	return r
+}

@@ -128,20 +128,36 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				continue
 			}
 			dst := make([]byte, len(chunks[0]))
-			b.Run(name+"/stage/inflate-literals", func(b *testing.B) {
-				b.SetBytes(int64(total))
-				var lt literalTables
-				for b.Loop() {
-					for i, src := range chunks {
-						if !inflateLiterals(dst[:len(src)], encs[i], &lt) {
-							b.Fatal("refused")
+			for _, asm := range []bool{true, false} {
+				if asm && !haveBMI2 {
+					continue
+				}
+				stage := map[bool]string{true: "/stage/inflate-literals-asm", false: "/stage/inflate-literals-go"}[asm]
+				b.Run(name+stage, func(b *testing.B) {
+					defer func(v bool) { haveBMI2 = v }(haveBMI2)
+					haveBMI2 = asm
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					b.SetBytes(int64(total))
+					var lt literalTables
+					cpu := threadCPU()
+					defer func() { reportCPU(b, cpu, total) }()
+					for b.Loop() {
+						for i, src := range chunks {
+							if !inflateLiterals(dst[:len(src)], encs[i], &lt) {
+								b.Fatal("refused")
+							}
 						}
 					}
-				}
-			})
+				})
+			}
 			if libdeflate.Built {
 				b.Run(name+"/stage/inflate-libdeflate", func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
 					b.SetBytes(int64(total))
+					cpu := threadCPU()
+					defer func() { reportCPU(b, cpu, total) }()
 					for b.Loop() {
 						for i, src := range chunks {
 							if err := libdeflate.Inflate(dst[:len(src)], encs[i]); err != nil {

@@ -60,10 +60,10 @@ const (
 // holds the literals the next litTableBits bits of the stream code, as
 // many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
 // (0: a longer code, the end of the block or a length: the slow path),
-// 32-63 the literals, first in the low byte.
+// 16-31 four 4-bit fields, the bits up to the end of each literal (0xF
+// past the count), 32-63 the literals, first in the low byte.
 type literalTables struct {
-	single [1 << litTableBits]uint32 // symbol | length<<16; length 0: longer code or none
-	multi  [1 << litTableBits]uint64
+	multi [1 << litTableBits]uint64
 	canonicalCode
 	lens [288 + 32]uint8
 }
@@ -103,87 +103,75 @@ func (lt *literalTables) build(lens []uint8) bool {
 		code = (code + lt.count[l-1]) << 1
 		next[l] = code
 	}
-	lt.single = [1 << litTableBits]uint32{}
+	// single: the first literal of each index (0: a longer code, the
+	// end of the block or a length)
+	var single [1 << litTableBits]uint16
 	for s, l := range lens {
 		if l == 0 || l > litTableBits {
 			continue
 		}
 		c := next[l]
 		next[l]++
-		rev := bits.Reverse16(c) >> (16 - l)
-		for k := int(rev); k < 1<<litTableBits; k += 1 << l {
-			lt.single[k] = uint32(s) | uint32(l)<<16
+		if s >= endOfBlock {
+			continue
+		}
+		for k := int(bits.Reverse16(c) >> (16 - l)); k < 1<<litTableBits; k += 1 << l {
+			single[k] = uint16(s) | uint16(l)<<8
 		}
 	}
+	// multi[idx] is its first literal (l bits) followed by the literals of
+	// multi[idx>>l] that end within the litTableBits-l bits left (idx>>l
+	// < idx: index 0 repeats its first literal)
 	for idx := range lt.multi {
-		var lits uint64
-		n, used := 0, uint(0)
-		for n < 4 {
-			e := lt.single[idx>>used]
-			l := uint(e >> 16)
-			s := e & 0xFFFF
-			if l == 0 || used+l > litTableBits || s >= endOfBlock {
-				break
-			}
-			lits |= uint64(s) << (8 * n)
-			n++
-			used += l
+		f := single[idx]
+		l := uint64(f >> 8)
+		if l == 0 {
+			lt.multi[idx] = noLiterals
+			continue
 		}
-		lt.multi[idx] = uint64(used) | uint64(n)<<8 | lits<<32
+		rest := uint64(noLiterals)
+		if r := idx >> l; r != idx {
+			rest = lt.multi[r]
+		} else {
+			rest = repeated(f, l)
+		}
+		// k: how many of rest's first three literals end within the bits
+		// left (ends grow, and are 0xF past rest's count)
+		left := uint64(litTableBits) - l
+		ends := rest >> 16 & 0xFFFF
+		k := 3 - (left-(ends&0xF))>>63 - (left-(ends>>4&0xF))>>63 - (left-(ends>>8&0xF))>>63
+		m := uint64(1)<<(4*(k+1)) - 1
+		ends = ((ends<<4)+l*0x1111)&m | 0xFFFF&^m
+		lits := (uint64(f&0xFF) | rest>>24&0xFFFFFF00) & (1<<(8*(k+1)) - 1)
+		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | ends>>(4*k)&0xF
 	}
 	return true
+}
+
+// noLiterals is the entry of an index no literal code fits: count 0,
+// every end 0xF.
+const noLiterals = 0xFFFF << 16
+
+// repeated is the entry of index 0, whose first literal (l bits, all
+// zero) repeats as often as it fits.
+func repeated(f uint16, l uint64) uint64 {
+	e := uint64(noLiterals)
+	n := uint64(0)
+	for ; n < 4 && (n+1)*l <= litTableBits; n++ {
+		e &^= 0xF << (16 + 4*n)
+		e |= (n+1)*l<<(16+4*n) | uint64(f&0xFF)<<(32+8*n)
+	}
+	return e | n*l | n<<8
 }
 
 // decode decodes literals up to the end of the block into dst[*o:].
 func (lt *literalTables) decode(r *bitReader, dst []byte, o *int) bool {
 	p := *o
-	const mask = 1<<litTableBits - 1
-	multi := &lt.multi
 	src := r.src
 	for {
-		// fast path: the bit buffer in registers, four lookups per refill
-		// (each consumes at most 12 of the 56 bits a refill guarantees);
-		// the bits an entry uses are its low byte, so the shift that
-		// feeds the next lookup is one instruction
-		bv, n, pos := r.bits, r.n, r.pos
-		for p+16 <= len(dst) && pos+8 <= len(src) {
-			bv |= binary.LittleEndian.Uint64(src[pos:]) << (n & 63)
-			pos += int((63 - n) >> 3)
-			n |= 56
-			e := multi[bv&mask]
-			if e&0xFF00 == 0 {
-				break
-			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
-			p += int(e >> 8 & 7)
-			bv >>= e & 63
-			n -= uint(e & 63)
-			e = multi[bv&mask]
-			if e&0xFF00 == 0 {
-				break
-			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
-			p += int(e >> 8 & 7)
-			bv >>= e & 63
-			n -= uint(e & 63)
-			e = multi[bv&mask]
-			if e&0xFF00 == 0 {
-				break
-			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
-			p += int(e >> 8 & 7)
-			bv >>= e & 63
-			n -= uint(e & 63)
-			e = multi[bv&mask]
-			if e&0xFF00 == 0 {
-				break
-			}
-			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
-			p += int(e >> 8 & 7)
-			bv >>= e & 63
-			n -= uint(e & 63)
-		}
-		r.bits, r.n, r.pos = bv, n, pos
+		st := literalState{bits: r.bits, n: uint64(r.n), pos: r.pos, p: p}
+		literalsFast(&lt.multi, dst, src, &st)
+		r.bits, r.n, r.pos, p = st.bits, uint(st.n), st.pos, st.p
 		// slow path: one symbol (a long code, the end of the block, the
 		// last bytes of dst or of src)
 		r.refill()
@@ -199,6 +187,41 @@ func (lt *literalTables) decode(r *bitReader, dst []byte, o *int) bool {
 		}
 		dst[p] = byte(s)
 		p++
+	}
+}
+
+// literalState is the bit reader and output position the fast path
+// works on (its assembly twin reads the fields at these offsets).
+type literalState struct {
+	bits uint64
+	n    uint64
+	pos  int
+	p    int
+}
+
+// literalsGo decodes literals while each of four lookups finds some and
+// dst has room for 16 more and src a whole word: the bit buffer in
+// registers, four lookups per refill (each consumes at most 12 of the 56
+// bits a refill guarantees). The bits an entry uses are its low byte, so
+// the shift feeding the next lookup is one instruction.
+func literalsGo(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {
+	const mask = 1<<litTableBits - 1
+	bv, n, pos, p := st.bits, st.n, st.pos, st.p
+	defer func() { st.bits, st.n, st.pos, st.p = bv, n, pos, p }()
+	for p+16 <= len(dst) && pos+8 <= len(src) {
+		bv |= binary.LittleEndian.Uint64(src[pos:]) << (n & 63)
+		pos += int((63 - n) >> 3)
+		n |= 56
+		for range 4 {
+			e := multi[bv&mask]
+			if e&0xFF00 == 0 {
+				return
+			}
+			binary.LittleEndian.PutUint32(dst[p:], uint32(e>>32))
+			p += int(e >> 8 & 7)
+			bv >>= e & 63
+			n -= e & 0xFF
+		}
 	}
 }
 

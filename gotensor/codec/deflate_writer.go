@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
@@ -14,9 +15,8 @@ import (
 // multi-literal table (deflate_literals.go) covers nearly every lookup.
 
 const (
-	litCodeLimit = 14      // longest literal code (DEFLATE allows 15)
-	clCodeLimit  = 7       // longest code-length code (DEFLATE's limit)
-	litBlockSize = 1 << 20 // plane bytes per Huffman block at most
+	litCodeLimit = 14 // longest literal code (DEFLATE allows 15)
+	clCodeLimit  = 7  // longest code-length code (DEFLATE's limit)
 )
 
 // bitWriter appends a DEFLATE bit stream, least significant bit first.
@@ -70,19 +70,66 @@ func (w *bitWriter) stored(p []byte, final bool) {
 }
 
 // literalBlocks appends p (not empty) as dynamic Huffman blocks of
-// literals, one per litBlockSize bytes.
+// literals. A block grows by segments of litSegment bytes while one
+// code for both costs fewer bits (order-0 entropy) than a new block,
+// whose header and decoding table are worth litBlockCost bits: a chunk
+// of weights spans tensors of different scales.
 func (w *bitWriter) literalBlocks(p []byte, hs *huffmanScratch) {
-	for off := 0; off < len(p); off += litBlockSize {
-		blk := p[off:min(off+litBlockSize, len(p))]
-		histogram(blk, &hs.freq)
-		hs.freq[endOfBlock] = 1
-		buildLengths(hs.freq[:endOfBlock+1], hs.lens[:endOfBlock+1], litCodeLimit, &hs.tree)
-		codes := canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
-		w.dynamicHeader(hs)
-		w.literals(blk, codes)
-		eob := codes[endOfBlock]
-		w.bits(eob&0xFFFF, uint(eob>>16))
+	start := 0
+	histogram(p[:min(litSegment, len(p))], &hs.freq)
+	cost := entropyCost(&hs.freq, &hs.freq, false)
+	for off := litSegment; off < len(p); off += litSegment {
+		histogram(p[off:min(off+litSegment, len(p))], &hs.seg)
+		segCost := entropyCost(&hs.seg, &hs.seg, false)
+		merged := entropyCost(&hs.freq, &hs.seg, true)
+		if merged <= cost+segCost+litBlockCost {
+			for s := range 256 {
+				hs.freq[s] += hs.seg[s]
+			}
+			cost = merged
+			continue
+		}
+		w.literalBlock(p[start:off], hs)
+		start, hs.freq, cost = off, hs.seg, segCost
 	}
+	w.literalBlock(p[start:], hs)
+}
+
+const (
+	litSegment   = 16 << 10
+	litBlockCost = 2048
+)
+
+// entropyCost is the order-0 entropy in bits of the bytes counted in a
+// (plus those in b when both).
+func entropyCost(a, b *[288]uint32, both bool) float64 {
+	var total, sum float64
+	for s := range 256 {
+		c := a[s]
+		if both {
+			c += b[s]
+		}
+		if c > 0 {
+			f := float64(c)
+			total += f
+			sum += f * math.Log2(f)
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return total*math.Log2(total) - sum
+}
+
+// literalBlock appends p as one block coded for the counts in hs.freq.
+func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
+	hs.freq[endOfBlock] = 1
+	buildLengths(hs.freq[:endOfBlock+1], hs.lens[:endOfBlock+1], litCodeLimit, &hs.tree)
+	codes := canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
+	w.dynamicHeader(hs)
+	w.literals(p, codes)
+	eob := codes[endOfBlock]
+	w.bits(eob&0xFFFF, uint(eob>>16))
 }
 
 // literals appends the codes of p, three per 64-bit store (3 x 14 bits
@@ -126,6 +173,7 @@ var huffmanPool = pool.New(func() *huffmanScratch { return new(huffmanScratch) }
 // huffmanScratch is the writer's per-chunk state.
 type huffmanScratch struct {
 	freq  [288]uint32
+	seg   [288]uint32 // a segment's counts
 	lens  [288]uint8
 	codes [288]uint32 // bit-reversed code | length<<16
 	tree  huffmanTree

@@ -1,0 +1,19 @@
+package codec
+
+import "golang.org/x/sys/cpu"
+
+var haveBMI2 = cpu.X86.HasBMI2
+
+// literalsBMI2 is literalsGo in assembly (BMI2's SHRX shifts by an
+// entry's low byte without moving it to CX).
+//
+//go:noescape
+func literalsBMI2(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState)
+
+func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {
+	if haveBMI2 {
+		literalsBMI2(multi, dst, src, st)
+		return
+	}
+	literalsGo(multi, dst, src, st)
+}

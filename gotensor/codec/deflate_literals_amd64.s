@@ -1,0 +1,64 @@
+#include "textflag.h"
+
+// One lookup of literalsBMI2: the entry for the next 12 bits; count 0
+// leaves for the slow path; else store its literals, consume its bits
+// (the shift count is the entry's low byte: SHRX uses its low 6 bits)
+// and advance by its count.
+#define LOOKUP \
+	MOVQ AX, R11; \
+	ANDQ $0xfff, R11; \
+	MOVQ (R8)(R11*8), R11; \
+	TESTQ $0xff00, R11; \
+	JZ done; \
+	MOVQ R11, R12; \
+	SHRQ $32, R12; \
+	MOVL R12, (DI)(DX*1); \
+	SHRXQ R11, AX, AX; \
+	MOVBQZX R11, R12; \
+	SUBQ R12, BX; \
+	MOVL R11, R12; \
+	SHRL $8, R12; \
+	ANDL $7, R12; \
+	ADDQ R12, DX
+
+// func literalsBMI2(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState)
+TEXT ·literalsBMI2(SB), NOSPLIT, $0-64
+	MOVQ multi+0(FP), R8
+	MOVQ dst_base+8(FP), DI
+	MOVQ dst_len+16(FP), R9
+	SUBQ $16, R9 // room for four lookups of four literals: p <= len(dst)-16
+	MOVQ src_base+32(FP), SI
+	MOVQ src_len+40(FP), R10
+	SUBQ $8, R10 // a whole word to load: pos <= len(src)-8
+	MOVQ st+56(FP), R13
+	MOVQ 0(R13), AX  // bits
+	MOVQ 8(R13), BX  // n
+	MOVQ 16(R13), CX // pos
+	MOVQ 24(R13), DX // p
+
+loop:
+	CMPQ DX, R9
+	JGT  done
+	CMPQ CX, R10
+	JGT  done
+	// refill to 56-63 bits: bits |= word << n; pos += (63-n)/8; n |= 56
+	MOVQ  (SI)(CX*1), R11
+	SHLXQ BX, R11, R11
+	ORQ   R11, AX
+	MOVQ  $63, R12
+	SUBQ  BX, R12
+	SHRQ  $3, R12
+	ADDQ  R12, CX
+	ORQ   $56, BX
+	LOOKUP
+	LOOKUP
+	LOOKUP
+	LOOKUP
+	JMP loop
+
+done:
+	MOVQ AX, 0(R13)
+	MOVQ BX, 8(R13)
+	MOVQ CX, 16(R13)
+	MOVQ DX, 24(R13)
+	RET

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package codec
+
+var haveBMI2 = false
+
+func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {
+	literalsGo(multi, dst, src, st)
+}

@@ -130,7 +130,7 @@ func (lt *literalTables) build(lens []uint8) bool {
 			continue
 		}
 		rest := uint64(noLiterals)
-		if r := idx >> l; r != idx {
+		if r := idx >> (l & 15); r != idx {
 			rest = lt.multi[r]
 		} else {
 			rest = repeated(f, l)
@@ -139,14 +139,23 @@ func (lt *literalTables) build(lens []uint8) bool {
 		// left (ends grow, and are 0xF past rest's count)
 		left := uint64(litTableBits) - l
 		ends := rest >> 16 & 0xFFFF
-		k := 3 - (left-(ends&0xF))>>63 - (left-(ends>>4&0xF))>>63 - (left-(ends>>8&0xF))>>63
-		m := uint64(1)<<(4*(k+1)) - 1
+		k := (3 - (left-(ends&0xF))>>63 - (left-(ends>>4&0xF))>>63 - (left-(ends>>8&0xF))>>63) & 3
+		m := endsMask[k]
 		ends = ((ends<<4)+l*0x1111)&m | 0xFFFF&^m
-		lits := (uint64(f&0xFF) | rest>>24&0xFFFFFF00) & (1<<(8*(k+1)) - 1)
-		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | ends>>(4*k)&0xF
+		lits := (uint64(f&0xFF) | rest>>24&0xFFFFFF00) & litsMask[k]
+		used := (ends & m) &^ (m >> 4) // the field of the last literal
+		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | used>>(usedShift[k]&15)
 	}
 	return true
 }
+
+// By the number of literals less one: their end fields, their bytes,
+// and where the last end field is.
+var (
+	endsMask  = [4]uint64{0xF, 0xFF, 0xFFF, 0xFFFF}
+	litsMask  = [4]uint64{0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF}
+	usedShift = [4]uint8{0, 4, 8, 12}
+)
 
 // noLiterals is the entry of an index no literal code fits: count 0,
 // every end 0xF.

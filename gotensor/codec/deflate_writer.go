@@ -97,7 +97,7 @@ func (w *bitWriter) literalBlocks(p []byte, hs *huffmanScratch) {
 
 const (
 	litSegment   = 16 << 10
-	litBlockCost = 2048
+	litBlockCost = 4096
 )
 
 // entropyCost is the order-0 entropy in bits of the bytes counted in a
@@ -127,15 +127,19 @@ func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
 	buildLengths(hs.freq[:endOfBlock+1], hs.lens[:endOfBlock+1], litCodeLimit, &hs.tree)
 	codes := canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
 	w.dynamicHeader(hs)
-	w.literals(p, codes)
+	bits := 0
+	for s, f := range hs.freq[:endOfBlock] {
+		bits += int(f) * int(hs.lens[s])
+	}
+	w.literals(p, codes, bits)
 	eob := codes[endOfBlock]
 	w.bits(eob&0xFFFF, uint(eob>>16))
 }
 
-// literals appends the codes of p, three per 64-bit store (3 x 14 bits
-// and the at most 7 held fit in 64).
-func (w *bitWriter) literals(p []byte, codes *[288]uint32) {
-	w.out = slices.Grow(w.out, len(p)*litCodeLimit/8+16)
+// literals appends the codes of p (bits in all), four per 64-bit store
+// (4 x 14 bits and the at most 7 held fit in 64).
+func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
+	w.out = slices.Grow(w.out, bits/8+16)
 	buf := w.out[:cap(w.out)]
 	pos := len(w.out)
 	acc, n := w.acc, w.n
@@ -148,17 +152,17 @@ func (w *bitWriter) literals(p []byte, codes *[288]uint32) {
 	i := 0
 	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
 		c0, c1, c2, c3 := codes[p[i]], codes[p[i+1]], codes[p[i+2]], codes[p[i+3]]
-		acc |= uint64(c0&0xFFFF) << n
-		n += uint(c0 >> 16)
-		acc |= uint64(c1&0xFFFF) << n
-		n += uint(c1 >> 16)
-		acc |= uint64(c2&0xFFFF) << n
-		n += uint(c2 >> 16)
-		acc |= uint64(c3&0xFFFF) << (n & 63)
-		n += uint(c3 >> 16)
+		// join the four codes first, off the chain through n
+		l0, l2 := uint(c0>>16), uint(c2>>16)
+		// (shift counts masked: Go then shifts without a range check)
+		lo := uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)
+		hi := uint64(c2&0xFFFF) | uint64(c3&0xFFFF)<<(l2&63)
+		l01 := l0 + uint(c1>>16)
+		acc |= (lo | hi<<(l01&63)) << (n & 63)
+		n += l01 + l2 + uint(c3>>16)
 		binary.LittleEndian.PutUint64(buf[pos:], acc)
 		pos += int(n >> 3)
-		acc >>= n &^ 7
+		acc >>= n & 56
 		n &= 7
 	}
 	w.out, w.acc, w.n = buf[:pos], acc, n

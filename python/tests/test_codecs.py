@@ -117,7 +117,7 @@ def shuffle(raw: bytes, k: int) -> bytes:
 
 
 @pytest.mark.parametrize("codec", ["deflate", "shuffle-deflate"])
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 def test_zlib_decodes_what_gotensor_writes(tmp_path, weights, codec, dtype):
     t = weights.to(torch.bfloat16).to(dtype)  # zero low mantissa bytes: even plain DEFLATE finds matches
     raw = raw_bytes(t)

@@ -1,0 +1,233 @@
+package codec
+
+import (
+	"bytes"
+	"compress/flate"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// writerStream is p as shuffle-deflate's writer codes it: literal blocks,
+// then the final empty stored block.
+func writerStream(p []byte) []byte {
+	var hs huffmanScratch
+	w := bitWriter{}
+	if len(p) > 0 {
+		w.literalBlocks(p, &hs)
+	}
+	w.stored(nil, true)
+	return w.out
+}
+
+// planeInputs are byte planes of every shape the writer must code:
+// empty, one byte, one value repeated, two values, skewed (long codes),
+// uniform, and real exponent and mantissa planes whose statistics change
+// along the chunk.
+func planeInputs(t *testing.T) [][]byte {
+	r := rand.New(rand.NewPCG(41, 42))
+	in := [][]byte{{}, {7}, bytes.Repeat([]byte{0x3F}, 100_000), {1, 2, 1, 1, 2}}
+	skewed := make([]byte, 300_000) // geometric: code lengths far past 14 before the limit
+	for i := range skewed {
+		b := 0
+		for b < 255 && r.IntN(2) == 0 {
+			b++
+		}
+		skewed[i] = byte(b)
+	}
+	in = append(in, skewed)
+	uniform := make([]byte, 70_000)
+	for i := range uniform {
+		uniform[i] = byte(r.Uint32())
+	}
+	in = append(in, uniform)
+	w := realWeights(t)
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		src := make([]byte, len(w)*d.Size())
+		for i, x := range w {
+			storer(d)(src, i, x)
+		}
+		pl := newPlanes(d.Size(), len(w))
+		splitPlanes(pl, src, d.Size(), true)
+		in = append(in, pl...)
+	}
+	return in
+}
+
+// compress/flate inflates what the writer writes, whatever the plane;
+// the literal decoder decodes it to the same bytes.
+func TestLiteralWriterStreamsInflate(t *testing.T) {
+	var lt literalTables
+	for i, p := range planeInputs(t) {
+		s := writerStream(p)
+		got, err := io.ReadAll(flate.NewReader(bytes.NewReader(s)))
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("input %d (%d bytes): compress/flate: %v", i, len(p), err)
+		}
+		dst := make([]byte, len(p))
+		if !inflateLiterals(dst, s, &lt) || !bytes.Equal(dst, p) {
+			t.Fatalf("input %d (%d bytes): the literal decoder refused or differs", i, len(p))
+		}
+	}
+}
+
+// Code lengths are a complete prefix code within the limit, with a code
+// for every symbol used.
+func TestBuildLengths(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	var tree huffmanTree
+	for it := 0; it < 500; it++ {
+		limit := []int{7, 14, 15}[it%3]
+		n := 2 + r.IntN(286)
+		if limit == 7 { // the code-length code: 19 symbols
+			n = 2 + r.IntN(18)
+		}
+		freq := make([]uint32, n)
+		for i := range freq {
+			switch r.IntN(3) {
+			case 0: // unused
+			case 1:
+				freq[i] = 1 + uint32(r.IntN(10))
+			default:
+				freq[i] = uint32(1) << r.IntN(30)
+			}
+		}
+		lens := make([]uint8, n)
+		buildLengths(freq, lens, limit, &tree)
+		kraft, used := 0, 0
+		for s, l := range lens {
+			if int(l) > limit || (freq[s] > 0 && l == 0) {
+				t.Fatalf("it %d: symbol %d freq %d has length %d (limit %d)", it, s, freq[s], l, limit)
+			}
+			if l > 0 {
+				kraft += 1 << (limit - int(l))
+				used++
+			}
+		}
+		if used > 0 && kraft != 1<<limit {
+			t.Fatalf("it %d: Kraft sum %d, want %d (a complete code)", it, kraft, 1<<limit)
+		}
+	}
+	// a lone symbol gets a partner: every code written is complete
+	lens := make([]uint8, 19)
+	buildLengths([]uint32{0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, lens, 7, &tree)
+	if lens[2] != 1 || lens[3] != 1 {
+		t.Fatalf("lone symbol: lengths %v", lens)
+	}
+}
+
+// The assembly fast path and its Go twin decode every stream alike,
+// stopping at the same place.
+func TestLiteralsFastPathTwins(t *testing.T) {
+	if !haveBMI2 {
+		t.Skip("no BMI2: the Go twin is the only path")
+	}
+	var lt literalTables
+	for i, p := range planeInputs(t) {
+		s := writerStream(p)
+		for _, asm := range []bool{true, false} {
+			haveBMI2 = asm
+			dst := make([]byte, len(p))
+			ok := inflateLiterals(dst, s, &lt)
+			haveBMI2 = true
+			if !ok || !bytes.Equal(dst, p) {
+				t.Fatalf("input %d, asm %v: decode failed", i, asm)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	for it := 0; it < 200; it++ {
+		for i := range lt.multi {
+			// the entries build can make: up to 4 literals in up to 12 bits
+			lt.multi[i] = r.Uint64()&^0xFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
+		}
+		src := make([]byte, r.IntN(200))
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		dst := make([]byte, r.IntN(300))
+		st := literalState{bits: r.Uint64() & (1<<20 - 1), n: 20, pos: r.IntN(len(src) + 1), p: r.IntN(len(dst) + 1)}
+		a, g := st, st
+		da, dg := bytes.Clone(dst), bytes.Clone(dst)
+		literalsBMI2(&lt.multi, da, src, &a)
+		literalsGo(&lt.multi, dg, src, &g)
+		if a != g || !bytes.Equal(da, dg) {
+			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
+		}
+	}
+}
+
+// Blocks follow the data: a plane whose statistics change halfway gets
+// a block per half, one whose statistics do not stays one block.
+func TestLiteralBlocksFollowTheData(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	half := 256 << 10
+	p := make([]byte, 2*half)
+	for i := range p {
+		if i < half {
+			p[i] = byte(120 + r.IntN(4))
+		} else {
+			p[i] = byte(r.IntN(64))
+		}
+	}
+	if n := countBlocks(t, writerStream(p)); n != 2 {
+		t.Fatalf("%d blocks for two halves, want 2", n)
+	}
+	if n := countBlocks(t, writerStream(p[:half])); n != 1 {
+		t.Fatalf("%d blocks for one distribution, want 1", n)
+	}
+}
+
+func countBlocks(t *testing.T, s []byte) int {
+	r := bitReader{src: s}
+	var lt literalTables
+	dst := make([]byte, 1<<20)
+	o, n := 0, 0
+	for {
+		r.refill()
+		final := r.take(1)
+		switch r.take(2) {
+		case 0:
+			if !r.stored(dst, &o) {
+				t.Fatal("bad stored block")
+			}
+		case 2:
+			lens, ok := r.dynamicLengths(&lt)
+			if !ok || !lt.build(lens) || !lt.decode(&r, dst, &o) {
+				t.Fatal("bad Huffman block")
+			}
+			n++
+		default:
+			t.Fatal("unexpected block type")
+		}
+		if final == 1 {
+			return n
+		}
+	}
+}
+
+// On real weights shuffle-deflate keeps planes' ratio (within 0.5%) in
+// every float type: the blocks follow the tensors a chunk spans.
+func TestShuffleDeflateRatioKeepsPlanes(t *testing.T) {
+	w := realWeights(t)
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		src := make([]byte, len(w)*d.Size())
+		for i, x := range w {
+			storer(d)(src, i, x)
+		}
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
+		sd, _, err := shuffleDeflate{}.Encode(nil, src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, _, err := planes{}.Encode(nil, src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(len(sd)) > 1.005*float64(len(pl)) {
+			t.Errorf("%v: shuffle-deflate %d bytes, planes %d", d, len(sd), len(pl))
+		}
+	}
+}

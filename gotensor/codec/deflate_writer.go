@@ -18,7 +18,7 @@ import (
 
 const (
 	litCodeLimit = litTableBits // longest literal code (DEFLATE allows 15)
-	clCodeLimit  = 7  // longest code-length code (DEFLATE's limit)
+	clCodeLimit  = 7            // longest code-length code (DEFLATE's limit)
 )
 
 // bitWriter appends a DEFLATE bit stream, least significant bit first.

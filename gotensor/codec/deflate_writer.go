@@ -153,7 +153,8 @@ func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
 	}
 	i := 0
 	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
-		c0, c1, c2, c3 := codes[p[i]], codes[p[i+1]], codes[p[i+2]], codes[p[i+3]]
+		v := binary.LittleEndian.Uint32(p[i:])
+		c0, c1, c2, c3 := codes[byte(v)], codes[byte(v>>8)], codes[byte(v>>16)], codes[v>>24]
 		// join the four codes first, off the chain through n
 		l0, l2 := uint(c0>>16), uint(c2>>16)
 		// (shift counts masked: Go then shifts without a range check)

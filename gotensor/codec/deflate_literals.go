@@ -60,8 +60,8 @@ const (
 // holds the literals the next litTableBits bits of the stream code, as
 // many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
 // (0: a longer code, the end of the block or a length: the slow path),
-// 16-31 four 4-bit fields, the bits up to the end of each literal (0xF
-// past the count), 32-63 the literals, first in the low byte.
+// 16-27 where they end (bit i: a literal ends after i+1 bits), 32-63
+// the literals, first in the low byte.
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
@@ -124,51 +124,43 @@ func (lt *literalTables) build(lens []uint8) bool {
 	// < idx: index 0 repeats its first literal)
 	for idx := range lt.multi {
 		f := single[idx]
-		l := uint64(f >> 8)
+		l := uint64(f>>8) & 15
 		if l == 0 {
-			lt.multi[idx] = noLiterals
+			lt.multi[idx] = 0
 			continue
 		}
-		rest := uint64(noLiterals)
-		if r := idx >> (l & 15); r != idx {
+		var rest uint64
+		if r := idx >> l; r != idx {
 			rest = lt.multi[r]
 		} else {
 			rest = repeated(f, l)
 		}
-		// k: how many of rest's first three literals end within the bits
-		// left (ends grow, and are 0xF past rest's count)
-		left := uint64(litTableBits) - l
-		ends := rest >> 16 & 0xFFFF
-		k := (3 - (left-(ends&0xF))>>63 - (left-(ends>>4&0xF))>>63 - (left-(ends>>8&0xF))>>63) & 3
-		m := endsMask[k]
-		ends = ((ends<<4)+l*0x1111)&m | 0xFFFF&^m
+		// rest's literals that end within the bits left, the first three
+		ends := rest >> 16 & lowBits[litTableBits-l]
+		more := ends & (ends - 1)
+		more &= more - 1
+		more &= more - 1
+		ends ^= more
+		k := uint64(bits.OnesCount64(ends)) & 3
+		ends = ends<<l | 1<<(l-1)
 		lits := (uint64(f&0xFF) | rest>>24&0xFFFFFF00) & litsMask[k]
-		used := (ends & m) &^ (m >> 4) // the field of the last literal
-		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | used>>(usedShift[k]&15)
+		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | uint64(bits.Len64(ends))
 	}
 	return true
 }
 
-// By the number of literals less one: their end fields, their bytes,
-// and where the last end field is.
 var (
-	endsMask  = [4]uint64{0xF, 0xFF, 0xFFF, 0xFFFF}
-	litsMask  = [4]uint64{0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF}
-	usedShift = [4]uint8{0, 4, 8, 12}
+	lowBits  = [litTableBits + 1]uint64{0, 1, 3, 7, 0xF, 0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF}
+	litsMask = [4]uint64{0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF} // by literals less one
 )
-
-// noLiterals is the entry of an index no literal code fits: count 0,
-// every end 0xF.
-const noLiterals = 0xFFFF << 16
 
 // repeated is the entry of index 0, whose first literal (l bits, all
 // zero) repeats as often as it fits.
 func repeated(f uint16, l uint64) uint64 {
-	e := uint64(noLiterals)
+	var e uint64
 	n := uint64(0)
 	for ; n < 4 && (n+1)*l <= litTableBits; n++ {
-		e &^= 0xF << (16 + 4*n)
-		e |= (n+1)*l<<(16+4*n) | uint64(f&0xFF)<<(32+8*n)
+		e |= 1<<((n+1)*l-1)<<16 | uint64(f&0xFF)<<(32+8*n)
 	}
 	return e | n*l | n<<8
 }

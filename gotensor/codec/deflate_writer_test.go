@@ -231,3 +231,33 @@ func TestShuffleDeflateRatioKeepsPlanes(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the plane, compress/flate and the literal decoder read back
+// what the writer wrote. Seeds: the shapes of planeInputs, small.
+func FuzzLiteralWriter(f *testing.F) {
+	f.Add([]byte{}, uint8(0))
+	f.Add([]byte{0x3F}, uint8(200))
+	f.Add(bytes.Repeat([]byte{1, 2, 3, 4, 250}, 5000), uint8(3))
+	f.Add([]byte("gotensor shuffle-deflate"), uint8(7))
+	f.Fuzz(func(t *testing.T, seed []byte, skew uint8) {
+		// stretch the seed over a few segments, skewed towards small values
+		p := make([]byte, len(seed)*int(1+skew%64))
+		for i := range p {
+			b := seed[i%len(seed)]
+			if skew&0x80 != 0 {
+				b >>= b & 7
+			}
+			p[i] = b
+		}
+		s := writerStream(p)
+		got, err := io.ReadAll(flate.NewReader(bytes.NewReader(s)))
+		if err != nil || !bytes.Equal(got, p) {
+			t.Fatalf("%d bytes: compress/flate: %v", len(p), err)
+		}
+		var lt literalTables
+		dst := make([]byte, len(p))
+		if !inflateLiterals(dst, s, &lt) || !bytes.Equal(dst, p) {
+			t.Fatalf("%d bytes: the literal decoder refused or differs", len(p))
+		}
+	})
+}

@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	stdflate "compress/flate"
-	"hash/adler32"
 	"slices"
 	"sync"
 
@@ -171,5 +170,5 @@ func checksum(b []byte) uint32 {
 	if libdeflate.Built {
 		return libdeflate.Adler32(b)
 	}
-	return adler32.Checksum(b)
+	return adler32Words(b)
 }

@@ -1,0 +1,56 @@
+package codec
+
+import "encoding/binary"
+
+// adler32Words is Adler-32 (RFC 1950) eight bytes a step, for builds without
+// libdeflate: hash/adler32 adds byte by byte, each sum waiting on the
+// last. Per 8 bytes b0..b7, s2 += 8*s1 + 8*b0 + 7*b1 + ... + 1*b7 and
+// s1 += b0 + ... + b7, the sums taken in 16-bit lanes of one word and
+// added across by multiplication; the reductions modulo 65521 come every
+// adlerMax bytes, as zlib's do. hash/adler32 is its twin in tests.
+func adler32Words(b []byte) uint32 {
+	const (
+		mod      = 65521
+		adlerMax = 5552 // bytes before s2 could overflow 32 bits
+	)
+	s1, s2 := uint32(1), uint32(0)
+	for len(b) > 0 {
+		n := min(len(b), adlerMax)
+		blk := b[:n]
+		b = b[n:]
+		for len(blk) >= 16 { // two words: s2 += 16*s1 + 8*sum0 + weighted0 + weighted1
+			sum0, w0 := adlerWord(binary.LittleEndian.Uint64(blk))
+			sum1, w1 := adlerWord(binary.LittleEndian.Uint64(blk[8:]))
+			s2 += 16*s1 + 8*sum0 + w0 + w1
+			s1 += sum0 + sum1
+			blk = blk[16:]
+		}
+		if len(blk) >= 8 {
+			sum, w := adlerWord(binary.LittleEndian.Uint64(blk))
+			s2 += 8*s1 + w
+			s1 += sum
+			blk = blk[8:]
+		}
+		for _, c := range blk {
+			s1 += uint32(c)
+			s2 += s1
+		}
+		s1 %= mod
+		s2 %= mod
+	}
+	return s2<<16 | s1
+}
+
+// adlerWord gives the sum of the 8 bytes of w (little endian) and
+// 8*b0 + 7*b1 + ... + 1*b7.
+func adlerWord(w uint64) (sum, weighted uint32) {
+	const (
+		lanes   = 0x00FF00FF00FF00FF
+		ones    = 0x0001000100010001
+		weights = 8<<48 | 6<<32 | 4<<16 | 2 // pair weights, first pair highest
+	)
+	odd := w >> 8 & lanes
+	pair := w&lanes + odd // lane j: b[2j] + b[2j+1]
+	// 8b0+7b1 = 8(b0+b1) - b1, ...: weigh the pairs, less the odd bytes
+	return uint32(pair * ones >> 48), uint32(pair*weights>>48) - uint32(odd*ones>>48)
+}

@@ -42,9 +42,7 @@ func (shuffleDeflate) Supports(d tensor.DType) bool {
 // Huffman blocks reaches zlib level 1's ratio on float weights, where
 // klauspost's fast levels leave them nearly raw. shuffle-deflate's planes
 // have a writer of their own (deflate_writer.go).
-var (
-	lzWriters sync.Pool // *stdflate.Writer
-)
+var lzWriters sync.Pool // *stdflate.Writer
 
 func (deflate) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
 	if out, sum, ok := engine.Deflate(dst, src); ok { // a BlueField-2 compresses in hardware

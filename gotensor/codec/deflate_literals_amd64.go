@@ -17,3 +17,16 @@ func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literal
 	}
 	literalsGo(multi, dst, src, st)
 }
+
+// packBMI2 is packGo in assembly.
+//
+//go:noescape
+func packBMI2(codes *[288]uint32, p, buf []byte, st *packState)
+
+func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
+	if haveBMI2 {
+		packBMI2(codes, p, buf, st)
+		return
+	}
+	packGo(codes, p, buf, st)
+}

@@ -62,3 +62,76 @@ done:
 	MOVQ CX, 16(R13)
 	MOVQ DX, 24(R13)
 	RET
+
+// CODE loads the code of byte B of R11 into a code register C and its
+// length into L.
+#define CODE(shift, C, L) \
+	MOVL    R11, C; \
+	SHRL    $shift, C; \
+	MOVBLZX C, C; \
+	MOVL    (R8)(C*4), C; \
+	MOVL    C, L; \
+	SHRL    $16, L; \
+	MOVWLZX C, C
+
+// func packBMI2(codes *[288]uint32, p, buf []byte, st *packState)
+TEXT ·packBMI2(SB), NOSPLIT, $16-64
+	MOVQ codes+0(FP), R8
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), R9
+	SUBQ $4, R9 // four bytes to read: i <= len(p)-4
+	MOVQ R9, plim-8(SP)
+	MOVQ buf_base+32(FP), DI
+	MOVQ buf_len+40(FP), R10
+	SUBQ $8, R10 // a word to store: pos <= len(buf)-8
+	MOVQ R10, blim-16(SP)
+	MOVQ st+56(FP), R15
+	MOVQ 0(R15), AX  // acc
+	MOVQ 8(R15), BX  // n
+	MOVQ 16(R15), CX // pos
+	MOVQ 24(R15), DX // i
+
+pack:
+	CMPQ DX, plim-8(SP)
+	JGT  packed
+	CMPQ CX, blim-16(SP)
+	JGT  packed
+	MOVL (SI)(DX*1), R11
+	CODE(0, R12, R13)
+	CODE(8, R14, R9)
+	SHLXQ R13, R14, R14
+	ORQ   R14, R12 // lo
+	ADDQ  R9, R13  // l01
+	CODE(16, R14, R9)
+	SHRL  $24, R11
+	MOVL  (R8)(R11*4), R11
+	MOVL  R11, R15
+	SHRL  $16, R15
+	MOVWLZX R11, R11
+	SHLXQ R9, R11, R11
+	ORQ   R11, R14 // hi
+	ADDQ  R15, R9  // l23
+	SHLXQ R13, R14, R14
+	ORQ   R14, R12 // the four codes
+	ADDQ  R9, R13  // their length
+	SHLXQ BX, R12, R12
+	ORQ   R12, AX
+	ADDQ  R13, BX
+	MOVQ  AX, (DI)(CX*1)
+	MOVQ  BX, R12
+	SHRQ  $3, R12
+	ADDQ  R12, CX
+	MOVQ  BX, R12
+	ANDQ  $56, R12
+	SHRXQ R12, AX, AX
+	ANDQ  $7, BX
+	ADDQ  $4, DX
+	JMP   pack
+
+packed:
+	MOVQ st+56(FP), R15
+	MOVQ AX, 0(R15)
+	MOVQ BX, 8(R15)
+	MOVQ CX, 16(R15)
+	MOVQ DX, 24(R15)
+	RET

@@ -7,3 +7,7 @@ var haveBMI2 = false
 func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {
 	literalsGo(multi, dst, src, st)
 }
+
+func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
+	packGo(codes, p, buf, st)
+}

@@ -151,23 +151,9 @@ func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
 		acc >>= 8
 		n -= 8
 	}
-	i := 0
-	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
-		v := binary.LittleEndian.Uint32(p[i:])
-		c0, c1, c2, c3 := codes[byte(v)], codes[byte(v>>8)], codes[byte(v>>16)], codes[v>>24]
-		// join the four codes first, off the chain through n
-		l0, l2 := uint(c0>>16), uint(c2>>16)
-		// (shift counts masked: Go then shifts without a range check)
-		lo := uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)
-		hi := uint64(c2&0xFFFF) | uint64(c3&0xFFFF)<<(l2&63)
-		l01 := l0 + uint(c1>>16)
-		acc |= (lo | hi<<(l01&63)) << (n & 63)
-		n += l01 + l2 + uint(c3>>16)
-		binary.LittleEndian.PutUint64(buf[pos:], acc)
-		pos += int(n >> 3)
-		acc >>= n & 56
-		n &= 7
-	}
+	st := packState{acc: acc, n: uint64(n), pos: pos}
+	packFast(codes, p, buf, &st)
+	i, pos, acc, n := st.i, st.pos, st.acc, uint(st.n)
 	w.out, w.acc, w.n = buf[:pos], acc, n
 	for ; i < len(p); i++ {
 		c := codes[p[i]]
@@ -176,6 +162,38 @@ func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
 }
 
 var huffmanPool = pool.New(func() *huffmanScratch { return new(huffmanScratch) })
+
+// packState is the bit buffer and positions the packing loop works on
+// (its assembly twin reads the fields at these offsets).
+type packState struct {
+	acc uint64 // bits not yet stored, fewer than 8 between steps
+	n   uint64
+	pos int // next byte of buf
+	i   int // next byte of p
+}
+
+// packGo appends the codes of p[st.i:] to buf[st.pos:] four at a time
+// while buf has a whole word of room.
+func packGo(codes *[288]uint32, p, buf []byte, st *packState) {
+	acc, n, pos, i := st.acc, st.n, st.pos, st.i
+	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
+		v := binary.LittleEndian.Uint32(p[i:])
+		c0, c1, c2, c3 := codes[byte(v)], codes[byte(v>>8)], codes[byte(v>>16)], codes[v>>24]
+		// join the four codes first, off the chain through n (shift
+		// counts masked: Go then shifts without a range check)
+		l0, l2 := uint64(c0>>16), uint64(c2>>16)
+		lo := uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)
+		hi := uint64(c2&0xFFFF) | uint64(c3&0xFFFF)<<(l2&63)
+		l01 := l0 + uint64(c1>>16)
+		acc |= (lo | hi<<(l01&63)) << (n & 63)
+		n += l01 + l2 + uint64(c3>>16)
+		binary.LittleEndian.PutUint64(buf[pos:], acc)
+		pos += int(n >> 3)
+		acc >>= n & 56
+		n &= 7
+	}
+	st.acc, st.n, st.pos, st.i = acc, n, pos, i
+}
 
 // huffmanScratch is the writer's per-chunk state.
 type huffmanScratch struct {

@@ -118,47 +118,6 @@ func TestBuildLengths(t *testing.T) {
 	}
 }
 
-// The assembly fast path and its Go twin decode every stream alike,
-// stopping at the same place.
-func TestLiteralsFastPathTwins(t *testing.T) {
-	if !haveBMI2 {
-		t.Skip("no BMI2: the Go twin is the only path")
-	}
-	var lt literalTables
-	for i, p := range planeInputs(t) {
-		s := writerStream(p)
-		for _, asm := range []bool{true, false} {
-			haveBMI2 = asm
-			dst := make([]byte, len(p))
-			ok := inflateLiterals(dst, s, &lt)
-			haveBMI2 = true
-			if !ok || !bytes.Equal(dst, p) {
-				t.Fatalf("input %d, asm %v: decode failed", i, asm)
-			}
-		}
-	}
-	r := rand.New(rand.NewPCG(45, 46))
-	for it := 0; it < 200; it++ {
-		for i := range lt.multi {
-			// the entries build can make: up to 4 literals in up to 12 bits
-			lt.multi[i] = r.Uint64()&^0xFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
-		}
-		src := make([]byte, r.IntN(200))
-		for i := range src {
-			src[i] = byte(r.Uint32())
-		}
-		dst := make([]byte, r.IntN(300))
-		st := literalState{bits: r.Uint64() & (1<<20 - 1), n: 20, pos: r.IntN(len(src) + 1), p: r.IntN(len(dst) + 1)}
-		a, g := st, st
-		da, dg := bytes.Clone(dst), bytes.Clone(dst)
-		literalsBMI2(&lt.multi, da, src, &a)
-		literalsGo(&lt.multi, dg, src, &g)
-		if a != g || !bytes.Equal(da, dg) {
-			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
-		}
-	}
-}
-
 // Blocks follow the data: a plane whose statistics change halfway gets
 // a block per half, one whose statistics do not stays one block.
 func TestLiteralBlocksFollowTheData(t *testing.T) {

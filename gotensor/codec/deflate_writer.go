@@ -13,8 +13,8 @@ import (
 // finding) and stored blocks, packed through a 64-bit bit buffer. Its
 // codes are at most as long as the decoder's table index is wide
 // (deflate_literals.go), so that each lookup finds at least one literal:
-// only a block's end leaves the fast path (codes of 13-14 bits cost
-// ~0.05% of ratio on real weights and ~10% of decoding speed).
+// only a block's end leaves the fast path (codes of 13-14 bits would save
+// ~0.05% on real weights and cost ~10% of float16 decoding speed).
 
 const (
 	litCodeLimit = litTableBits // longest literal code (DEFLATE allows 15)

@@ -67,4 +67,3 @@ func TestLiteralsFastPathTwins(t *testing.T) {
 		}
 	}
 }
-

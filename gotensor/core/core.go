@@ -107,7 +107,12 @@ func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 // It returns the time the store took.
 func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, error) {
 	start := s.link.begin()
-	err := s.st.Put(ctx, key, f)
+	var err error
+	if cl, ok := s.st.(store.CheckedLeaser); ok { // f came from this process's frame writer
+		err = cl.PutChecked(ctx, key, f)
+	} else {
+		err = s.st.Put(ctx, key, f)
+	}
 	if err != nil {
 		s.link.end(0, start)
 		s.frames.Put(f)

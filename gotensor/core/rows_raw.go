@@ -5,15 +5,17 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
 // A store that reads frame bytes into the caller's buffers (file://): a row
 // read of chunks stored raw (codec none, or chunks that did not compress)
 // then reads straight into the destination and checks each chunk's CRC
-// there, with no buffer of its own and no second copy.
+// there right after reading it (in cache), with no buffer of its own and
+// no second copy.
 type rangesInto interface {
-	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte) (size int64, err error)
+	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (size int64, err error)
 }
 
 // readRowsRaw is readRowsOnce for a rangesInto store; handled is false
@@ -67,23 +69,76 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 		offs = append(offs, at)
 		at += m
 	}
-	got, err := ri.ReadRangesInto(ctx, key, offs, bufs)
-	if err != nil {
-		return true, err
-	}
-	if got != size {
-		return true, frame.ErrChanged
-	}
-	frame.Work.Decoded.Add(int64(len(dst)))
-	for j, b := range bufs {
-		i := first + j
+	got, err := ri.ReadRangesInto(ctx, key, offs, bufs, func(j int) error {
+		i, b := first+j, bufs[j]
 		if err := h.CheckChunk(i, b); err != nil {
-			return true, err
+			return err
 		}
 		if lo := int64(i) * cs; lo < off || lo+int64(len(b)) > off+int64(len(dst)) {
 			from, to := max(off, lo), min(off+int64(len(dst)), lo+int64(len(b)))
 			copy(dst[from-off:to-off], b[from-lo:to-lo])
 		}
+		return nil
+	})
+	if got != size && (err == nil || errs.Is(err, errs.CorruptData)) { // replaced while read: not corrupt
+		return true, frame.ErrChanged
 	}
+	if err != nil {
+		return true, err
+	}
+	frame.Work.Decoded.Add(int64(len(dst)))
 	return true, nil
+}
+
+// readRowsLeased is readRowsOnce for a store that keeps which frames are
+// checked (mem://): rows whose chunks are all stored raw in a frame this
+// process's writer built are one copy out of the leased frame, with no
+// second checksum pass (the checksums were computed over these very bytes
+// when they were stored, and they have not left this process's memory);
+// any other frame or range decodes, checked, as before.
+func (s *Store) readRowsLeased(ctx context.Context, cl store.CheckedLeaser, key string, start int64, want tensor.Meta, dst []byte) error {
+	b, checked, release, err := cl.LeaseChecked(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer release()
+	r, err := frame.NewReader(b, s.Limits)
+	if err != nil {
+		return err
+	}
+	off, err := rowRange(r.Header, start, want)
+	if err != nil {
+		return err
+	}
+	if checked && copyRawRange(r.Header, b, off, dst) {
+		return nil
+	}
+	return r.ReadAt(ctx, off, dst, pinOf(ctx))
+}
+
+// copyRawRange copies tensor bytes [off, off+len(dst)) out of frame b when
+// every chunk they touch is stored raw (then those chunks' bytes lie back
+// to back in b, in tensor order); false, with nothing copied, otherwise.
+func copyRawRange(h *frame.Header, b []byte, off int64, dst []byte) bool {
+	if len(dst) == 0 {
+		return true
+	}
+	cs := int64(h.ChunkSize)
+	first, last := int(off/cs), int((off+int64(len(dst))-1)/cs)
+	at := int64(h.Size())
+	for i := 0; i < first; i++ {
+		at += int64(h.Chunks[i].EncLen)
+	}
+	for i := first; i <= last; i++ {
+		if int(h.Chunks[i].EncLen) != h.RawChunkLen(i) {
+			return false
+		}
+	}
+	from := at + off - int64(first)*cs
+	if from+int64(len(dst)) > int64(len(b)) {
+		return false // a short frame: the checked path reports it
+	}
+	copy(dst, b[from:from+int64(len(dst))])
+	frame.Work.Decoded.Add(int64(len(dst)))
+	return true
 }

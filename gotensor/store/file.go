@@ -435,9 +435,11 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 }
 
 // ReadRangesInto reads the frame's bytes at offs[i] into bufs[i], in one
-// open of its file, and returns the file's size (a reader compares it with
-// the size it planned for, to see a replaced frame).
-func (s *Dir) ReadRangesInto(_ context.Context, key string, offs []int64, bufs [][]byte) (int64, error) {
+// open of its file, calling read(i) (when not nil) right after bufs[i] is
+// read, while its bytes are in cache, and returns the file's size (a
+// reader compares it with the size it planned for, to see a replaced
+// frame). An error from read ends the reading and is returned.
+func (s *Dir) ReadRangesInto(_ context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (int64, error) {
 	el := s.editLock(key)
 	el.RLock()
 	defer el.RUnlock()
@@ -452,6 +454,11 @@ func (s *Dir) ReadRangesInto(_ context.Context, key string, offs []int64, bufs [
 		}
 		if _, err := f.ReadAt(b, offs[i]); err != nil {
 			return 0, s.openErr(key, err)
+		}
+		if read != nil {
+			if err := read(i); err != nil {
+				return size, err
+			}
 		}
 	}
 	return size, nil

@@ -19,8 +19,7 @@ type rangesInto interface {
 }
 
 // readRowsRaw is readRowsOnce for a rangesInto store; handled is false
-// (nothing read) where a chunk the rows need is coded or the header is
-// longer than its first piece.
+// (nothing read) where a chunk the rows need is coded.
 func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, start int64, want tensor.Meta, dst []byte) (handled bool, err error) {
 	head, size, err := s.st.Head(ctx, key, 4096)
 	if err != nil {
@@ -30,8 +29,13 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 	if err != nil {
 		return true, err
 	}
-	if n > len(head) {
-		return false, nil
+	if n > len(head) { // a long chunk table (a large tensor): the whole header, once more
+		if head, size, err = s.st.Head(ctx, key, n); err != nil {
+			return true, err
+		}
+		if len(head) < n {
+			return true, frame.ErrChanged
+		}
 	}
 	h, err := frame.ParseHeader(head, s.Limits)
 	if err != nil {

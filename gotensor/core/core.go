@@ -82,9 +82,12 @@ func pinOf(ctx context.Context) parallel.Pin {
 	return p
 }
 
-func (s *Store) options(ctx context.Context) frame.Options {
+func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 	opt := s.Frame
 	opt.Pin = pinOf(ctx)
+	if n := rowChunkBytes(ctx, meta); n > 0 {
+		opt.ChunkSize, opt.AlignRows = n, true
+	}
 	return opt
 }
 
@@ -145,7 +148,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return err
 	}
@@ -236,7 +239,7 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err != nil {
 		return nil, err
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return nil, err
 	}

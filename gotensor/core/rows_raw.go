@@ -14,6 +14,11 @@ import (
 // then reads straight into the destination and checks each chunk's CRC
 // there right after reading it (in cache), with no buffer of its own and
 // no second copy.
+// readRun bounds the bytes of whole chunks one read brings into the
+// destination: small chunks (a KV cache's rows) cost one read per run, and
+// a run's chunks are checked while it is still in cache.
+const readRun = 256 << 10
+
 type rangesInto interface {
 	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (size int64, err error)
 }
@@ -59,28 +64,51 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 			return false, nil
 		}
 	}
-	// chunk i's bytes go to dst where dst covers it whole, else to a
-	// buffer of its own whose rows dst wants are copied out after the check
-	offs := make([]int64, 0, last-first+1)
-	bufs := make([][]byte, 0, last-first+1)
-	for i := first; i <= last; i++ {
+	// a read is a run of chunks dst covers whole, up to readRun bytes (one
+	// pread, each chunk checked while in cache), read straight into dst, or
+	// one chunk dst covers in part, read into a buffer of its own whose rows
+	// dst wants are copied out after the check
+	type run struct{ chunk, n int } // chunks [chunk, chunk+n)
+	var (
+		offs []int64
+		bufs [][]byte
+		runs []run
+	)
+	for i := first; i <= last; {
 		lo, m := int64(i)*cs, int64(h.RawChunkLen(i))
-		if lo >= off && lo+m <= off+int64(len(dst)) {
-			bufs = append(bufs, dst[lo-off:lo-off+m])
-		} else {
-			bufs = append(bufs, make([]byte, m))
+		if lo < off || lo+m > off+int64(len(dst)) {
+			offs, bufs, runs = append(offs, at), append(bufs, make([]byte, m)), append(runs, run{i, 1})
+			at += m
+			i++
+			continue
 		}
-		offs = append(offs, at)
-		at += m
+		r := run{chunk: i}
+		var n int64
+		for i <= last && (r.n == 0 || n+int64(h.RawChunkLen(i)) <= readRun) {
+			m := int64(h.RawChunkLen(i))
+			if int64(i)*cs+m > off+int64(len(dst)) {
+				break // the tail chunk, covered in part
+			}
+			n += m
+			r.n++
+			i++
+		}
+		offs, bufs, runs = append(offs, at), append(bufs, dst[lo-off:lo-off+n]), append(runs, r)
+		at += n
 	}
 	got, err := ri.ReadRangesInto(ctx, key, offs, bufs, func(j int) error {
-		i, b := first+j, bufs[j]
-		if err := h.CheckChunk(i, b); err != nil {
-			return err
-		}
-		if lo := int64(i) * cs; lo < off || lo+int64(len(b)) > off+int64(len(dst)) {
-			from, to := max(off, lo), min(off+int64(len(dst)), lo+int64(len(b)))
-			copy(dst[from-off:to-off], b[from-lo:to-lo])
+		r, b := runs[j], bufs[j]
+		for k := 0; k < r.n; k++ {
+			i := r.chunk + k
+			m := int64(h.RawChunkLen(i))
+			if err := h.CheckChunk(i, b[:m]); err != nil {
+				return err
+			}
+			if lo := int64(i) * cs; lo < off || lo+m > off+int64(len(dst)) {
+				from, to := max(off, lo), min(off+int64(len(dst)), lo+m)
+				copy(dst[from-off:to-off], b[from-lo:to-lo])
+			}
+			b = b[m:]
 		}
 		return nil
 	})

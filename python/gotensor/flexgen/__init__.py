@@ -97,6 +97,7 @@ class GoTensorDevice(TorchDisk):
         self._meta: dict[str, tuple[tuple, torch.dtype]] = {}  # allocated, maybe not yet written
         self._meta_lock = threading.Lock()  # guards _meta, _sizes, stats and the byte counts
         self._sizes: dict[str, int] = {}  # raw bytes written per key
+        self._appended: set[str] = set()  # KV caches: stored in chunks of one row, as FlexGen appends them
         self._held = self._peak = 0
         self._local = threading.local()  # per copy thread: CUDA stream and pinned relay
         self._errors: list[BaseException] = []
@@ -140,7 +141,10 @@ class GoTensorDevice(TorchDisk):
         shape = (task.prompt_len + task.gen_len - 1, policy.gpu_batch_size * config.n_head,
                  config.input_dim // config.n_head)
         dtype = np.float16 if config.dtype == np.float16 else config.dtype
-        return self.allocate(shape, dtype), self.allocate(shape, dtype)
+        k, v = self.allocate(shape, dtype), self.allocate(shape, dtype)
+        with self._meta_lock:  # a token's append then re-encodes and rewrites its row only
+            self._appended.update((k.data, v.data))
+        return k, v
 
     def submit_copy(self, dst, dst_indices, src, src_indices):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
@@ -221,6 +225,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             self._meta.clear()
             self._sizes.clear()
+            self._appended.clear()
             self._held = 0
 
     def close(self) -> None:
@@ -382,6 +387,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
             written = key in self._sizes
+            chunk_rows = 1 if key in self._appended and len(shape) >= 2 else None
         idx = tuple(dst_indices) if dst_indices is not None else None
         whole = idx is None or (tuple(data.shape) == shape and all(
             s.start in (0, None) and s.stop in (d, None) for s, d in zip(idx, shape)))
@@ -395,7 +401,7 @@ class GoTensorDevice(TorchDisk):
             else:  # the first write of a slice, or gathered indices: the whole tensor
                 full = self._load(key).clone()
                 full[idx] = data.to(dtype)
-            self.store.write_tensor(key, full, codec=self._codec_for(dtype))
+            self.store.write_tensor(key, full, codec=self._codec_for(dtype), chunk_rows=chunk_rows)
             n = full.numel() * full.element_size()
         else:  # a slice (a KV cache append): only the rows it spans are read and written
             start, stop, _ = rows.indices(shape[0])
@@ -416,6 +422,7 @@ class GoTensorDevice(TorchDisk):
     def _delete_now(self, key):
         with self._meta_lock:
             self._meta.pop(key, None)
+            self._appended.discard(key)
             self._held -= self._sizes.pop(key, 0)
         try:
             self.store.delete(key)

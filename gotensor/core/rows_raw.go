@@ -5,6 +5,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -18,6 +19,9 @@ import (
 // destination: small chunks (a KV cache's rows) cost one read per run, and
 // a run's chunks are checked while it is still in cache.
 const readRun = 256 << 10
+
+// copyPiece is the least a worker copies or reads of a large row read.
+const copyPiece = 4 << 20
 
 type rangesInto interface {
 	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (size int64, err error)
@@ -96,7 +100,7 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 		offs, bufs, runs = append(offs, at), append(bufs, dst[lo-off:lo-off+n]), append(runs, r)
 		at += n
 	}
-	got, err := ri.ReadRangesInto(ctx, key, offs, bufs, func(j int) error {
+	check := func(j int) error {
 		r, b := runs[j], bufs[j]
 		for k := 0; k < r.n; k++ {
 			i := r.chunk + k
@@ -111,10 +115,17 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 			b = b[m:]
 		}
 		return nil
-	})
-	if got != size && (err == nil || errs.Is(err, errs.CorruptData)) { // replaced while read: not corrupt
-		return true, frame.ErrChanged
 	}
+	// a large read goes in a few parts at once, one open each
+	parts := max(1, min(parallel.Workers(), len(runs), len(dst)/copyPiece))
+	err = parallel.ForBytesPinned(parts, int64(len(dst)), pinOf(ctx), func(p int) error {
+		a, b := p*len(runs)/parts, (p+1)*len(runs)/parts
+		got, err := ri.ReadRangesInto(ctx, key, offs[a:b], bufs[a:b], func(j int) error { return check(a + j) })
+		if got != size && (err == nil || errs.Is(err, errs.CorruptData)) { // replaced while read: not corrupt
+			return frame.ErrChanged
+		}
+		return err
+	})
 	if err != nil {
 		return true, err
 	}
@@ -142,7 +153,7 @@ func (s *Store) readRowsLeased(ctx context.Context, cl store.CheckedLeaser, key 
 	if err != nil {
 		return err
 	}
-	if checked && copyRawRange(r.Header, b, off, dst) {
+	if checked && copyRawRange(r.Header, b, off, dst, pinOf(ctx)) {
 		return nil
 	}
 	return r.ReadAt(ctx, off, dst, pinOf(ctx))
@@ -150,8 +161,10 @@ func (s *Store) readRowsLeased(ctx context.Context, cl store.CheckedLeaser, key 
 
 // copyRawRange copies tensor bytes [off, off+len(dst)) out of frame b when
 // every chunk they touch is stored raw (then those chunks' bytes lie back
-// to back in b, in tensor order); false, with nothing copied, otherwise.
-func copyRawRange(h *frame.Header, b []byte, off int64, dst []byte) bool {
+// to back in b, in tensor order), a large range in pieces on the workers
+// (as torch's own copy_ splits it over its threads); false, with nothing
+// copied, otherwise.
+func copyRawRange(h *frame.Header, b []byte, off int64, dst []byte, pin parallel.Pin) bool {
 	if len(dst) == 0 {
 		return true
 	}
@@ -170,7 +183,13 @@ func copyRawRange(h *frame.Header, b []byte, off int64, dst []byte) bool {
 	if from+int64(len(dst)) > int64(len(b)) {
 		return false // a short frame: the checked path reports it
 	}
-	copy(dst, b[from:from+int64(len(dst))])
+	src := b[from : from+int64(len(dst))]
+	n := (len(dst) + copyPiece - 1) / copyPiece
+	_ = parallel.ForBytesPinned(n, int64(len(dst)), pin, func(j int) error {
+		lo, hi := j*copyPiece, min((j+1)*copyPiece, len(dst))
+		copy(dst[lo:hi], src[lo:hi])
+		return nil
+	})
 	frame.Work.Decoded.Add(int64(len(dst)))
 	return true
 }

@@ -23,6 +23,11 @@ const readRun = 256 << 10
 // copyPiece is the least a worker copies or reads of a large row read.
 const copyPiece = 4 << 20
 
+// copyBlock is the most one memmove copies: Go's memmove writes past the
+// cache from 1 MiB on, and the caller (FlexGen's layer) reads what it
+// loaded right away.
+const copyBlock = 512 << 10
+
 type rangesInto interface {
 	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (size int64, err error)
 }
@@ -186,8 +191,10 @@ func copyRawRange(h *frame.Header, b []byte, off int64, dst []byte, pin parallel
 	src := b[from : from+int64(len(dst))]
 	n := (len(dst) + copyPiece - 1) / copyPiece
 	_ = parallel.ForBytesPinned(n, int64(len(dst)), pin, func(j int) error {
-		lo, hi := j*copyPiece, min((j+1)*copyPiece, len(dst))
-		copy(dst[lo:hi], src[lo:hi])
+		for lo, end := j*copyPiece, min((j+1)*copyPiece, len(dst)); lo < end; lo += copyBlock {
+			hi := min(lo+copyBlock, end)
+			copy(dst[lo:hi], src[lo:hi])
+		}
 		return nil
 	})
 	frame.Work.Decoded.Add(int64(len(dst)))

@@ -338,6 +338,34 @@ def test_kv_append_costs_the_new_rows_and_a_read_costs_pos_rows():
     assert dec4096 <= 1.5 * dec256 and dec4096 < 101 * row + (1 << 20), (dec256, dec4096)
 
 
+def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
+    """init_cache_one_gpu_batch's caches are laid out in chunks of one row:
+    a token's append encodes that row and nothing else."""
+    from types import SimpleNamespace
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
+    try:
+        cfg = SimpleNamespace(n_head=12, input_dim=768, dtype=np.float32)
+        k, _ = dev.init_cache_one_gpu_batch(cfg, SimpleNamespace(prompt_len=32, gen_len=64),
+                                            SimpleNamespace(gpu_batch_size=4))
+        rows, heads, dim = k.shape
+        prompt = torch.randn(32, heads, dim)
+        dev.submit_copy(k, (slice(0, 32), slice(0, heads)), pb.TorchTensor(prompt.shape, prompt.dtype, prompt, cpu), None)
+        dev.synchronize()
+        assert dev.store.stat(k.data)["chunks"] == rows
+        new = torch.randn(1, heads, dim)
+        before = _work()
+        dev.submit_copy(k, (slice(32, 33), slice(0, heads)), pb.TorchTensor(new.shape, new.dtype, new, cpu), None)
+        dev.synchronize()
+        assert _work()["encoded"] - before["encoded"] == heads * dim * 4
+        out = torch.empty(33, heads, dim)
+        dev.submit_copy(pb.TorchTensor(out.shape, out.dtype, out, cpu), None, k, (slice(0, 33), slice(0, heads)))
+        dev.synchronize()
+        assert torch.equal(out[:32], prompt) and torch.equal(out[32:], new)
+    finally:
+        dev.close()
+
+
 class _RecordingStore(gotensor.Store):
     """A store that records the out= of every read_tensor call."""
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"io"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -10,11 +11,11 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-// A store that reads frame bytes into the caller's buffers (file://): a row
-// read of chunks stored raw (codec none, or chunks that did not compress)
-// then reads straight into the destination and checks each chunk's CRC
-// there right after reading it (in cache), with no buffer of its own and
-// no second copy.
+// A store whose frames open for ranged reads into the caller's buffers
+// (file://): a row read of chunks stored raw (codec none, or chunks that
+// did not compress) then reads straight into the destination and checks
+// each chunk's CRC there right after reading it (in cache), with no buffer
+// of its own and no second copy, in one open of the frame.
 // readRun bounds the bytes of whole chunks one read brings into the
 // destination: small chunks (a KV cache's rows) cost one read per run, and
 // a run's chunks are checked while it is still in cache.
@@ -29,26 +30,33 @@ const copyPiece = 4 << 20
 const copyBlock = 512 << 10
 
 type rangesInto interface {
-	ReadRangesInto(ctx context.Context, key string, offs []int64, bufs [][]byte, read func(i int) error) (size int64, err error)
+	OpenFrame(ctx context.Context, key string) (r io.ReaderAt, size int64, release func(), err error)
 }
 
-// readRowsRaw is readRowsOnce for a rangesInto store; handled is false
-// (nothing read) where a chunk the rows need is coded.
+// readRowsRaw is readRowsOnce for a rangesInto store, in one open of the
+// frame; handled is false (nothing read) where a chunk the rows need is
+// coded.
 func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, start int64, want tensor.Meta, dst []byte) (handled bool, err error) {
-	head, size, err := s.st.Head(ctx, key, 4096)
+	f, size, release, err := ri.OpenFrame(ctx, key)
 	if err != nil {
+		return true, err
+	}
+	defer release()
+	head := make([]byte, min(4096, size))
+	if _, err := f.ReadAt(head, 0); err != nil {
 		return true, err
 	}
 	n, err := frame.HeaderLen(head)
 	if err != nil {
 		return true, err
 	}
-	if n > len(head) { // a long chunk table (a large tensor): the whole header, once more
-		if head, size, err = s.st.Head(ctx, key, n); err != nil {
-			return true, err
+	if n > len(head) { // a long chunk table (a large tensor): the whole header
+		if int64(n) > size {
+			return true, errs.New(errs.CorruptData, "frame header of %d bytes in a %d-byte frame", n, size)
 		}
-		if len(head) < n {
-			return true, frame.ErrChanged
+		head = make([]byte, n)
+		if _, err := f.ReadAt(head, 0); err != nil {
+			return true, err
 		}
 	}
 	h, err := frame.ParseHeader(head, s.Limits)
@@ -121,15 +129,18 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 		}
 		return nil
 	}
-	// a large read goes in a few parts at once, one open each
+	// a large read goes in a few parts at once
 	parts := max(1, min(parallel.Workers(), len(runs), len(dst)/copyPiece))
 	err = parallel.ForBytesPinned(parts, int64(len(dst)), pinOf(ctx), func(p int) error {
-		a, b := p*len(runs)/parts, (p+1)*len(runs)/parts
-		got, err := ri.ReadRangesInto(ctx, key, offs[a:b], bufs[a:b], func(j int) error { return check(a + j) })
-		if got != size && (err == nil || errs.Is(err, errs.CorruptData)) { // replaced while read: not corrupt
-			return frame.ErrChanged
+		for j := p * len(runs) / parts; j < (p+1)*len(runs)/parts; j++ {
+			if _, err := f.ReadAt(bufs[j], offs[j]); err != nil {
+				return err
+			}
+			if err := check(j); err != nil {
+				return err
+			}
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return true, err

@@ -366,6 +366,33 @@ def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
         dev.close()
 
 
+def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
+    """A key's operations run in submission order; a key with nothing
+    pending runs on an idle worker, even one that a fixed key hash would
+    have put behind a blocked copy."""
+    import random
+    import threading
+    import time
+    dev = gtf.GoTensorDevice("mem://", num_copy_threads=4)
+    try:
+        release, ran = threading.Event(), threading.Event()
+        dev._submit("x", release.wait, 10)
+        other = next(k for k in (f"y{i}" for i in range(1000)) if hash(k) % 4 == hash("x") % 4)
+        dev._submit(other, ran.set)
+        assert ran.wait(5), "a free key waited behind a blocked worker"
+        release.set()
+        dev.synchronize()
+        rng, seen = random.Random(3), {k: [] for k in "abc"}
+        for i in range(300):
+            k = rng.choice("abc")
+            dev._submit(k, lambda k=k, i=i: (time.sleep(rng.random() / 5000), seen[k].append(i)))
+        dev.synchronize()
+        assert all(v == sorted(v) for v in seen.values()) and sum(map(len, seen.values())) == 300
+        assert not dev._pending
+    finally:
+        dev.close()
+
+
 class _RecordingStore(gotensor.Store):
     """A store that records the out= of every read_tensor call."""
 

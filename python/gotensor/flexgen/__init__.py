@@ -101,9 +101,14 @@ class GoTensorDevice(TorchDisk):
         self._held = self._peak = 0
         self._local = threading.local()  # per copy thread: CUDA stream and pinned relay
         self._errors: list[BaseException] = []
-        # One queue per worker; a key always goes to the same worker, so the
-        # operations on one tensor run in the order FlexGen submitted them.
+        # One queue per worker. A key's operations go to the queue that holds
+        # its operations not yet done, so they run in the order FlexGen
+        # submitted them; a key with none pending goes to the shortest queue
+        # (no worker idles while another has a backlog, as with TorchDisk's
+        # one shared queue).
         self._queues = [queue.Queue() for _ in range(max(1, num_copy_threads))]
+        self._route_lock = threading.Lock()
+        self._pending: dict[str, list] = {}  # key -> [its queue, its operations queued and not done]
         self.copy_queue = self._queues[0]  # what TorchDisk.__del__ looks at
         self.copy_threads = [threading.Thread(target=self._worker, args=(q,), daemon=True, name="gotensor-flexgen")
                              for q in self._queues]
@@ -152,7 +157,7 @@ class GoTensorDevice(TorchDisk):
         synchronizing); a CUDA source is copied on the copy thread's own stream
         once the work queued before this call on the current stream is done."""
         if src.device is self and dst.device is self:
-            if self._queue_of(src.data) is self._queue_of(dst.data):
+            if src.data == dst.data:
                 self._submit(dst.data, self._copy_within, src.data, src_indices, dst.data, dst_indices)
             else:  # the load waits its turn on the source's queue, the store on the destination's
                 box: queue.Queue = queue.Queue(maxsize=1)
@@ -246,13 +251,15 @@ class GoTensorDevice(TorchDisk):
         self.synchronize()
 
     # -- the work, on the copy threads ---------------------------------------------
-    def _queue_of(self, key):
+    def _submit(self, key, fn, *args):
         if not self._queues:
             raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
-        return self._queues[hash(key) % len(self._queues)]
-
-    def _submit(self, key, fn, *args):
-        self._queue_of(key).put((fn, args))
+        with self._route_lock:
+            route = self._pending.get(key)
+            if route is None:
+                route = self._pending[key] = [min(self._queues, key=lambda q: q.unfinished_tasks), 0]
+            route[1] += 1
+            route[0].put((key, fn, args))
 
     def _worker(self, q):
         while True:
@@ -260,8 +267,15 @@ class GoTensorDevice(TorchDisk):
             try:
                 if item is None:
                     return
-                fn, args = item
-                fn(*args)
+                key, fn, args = item
+                try:
+                    fn(*args)
+                finally:
+                    with self._route_lock:
+                        route = self._pending[key]
+                        route[1] -= 1
+                        if route[1] == 0:
+                            del self._pending[key]
             except BaseException as e:  # re-raised by synchronize()
                 self._errors.append(e)
             finally:

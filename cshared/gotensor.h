@@ -104,6 +104,13 @@ int gt_read_tensor(gt_store store, const char *key, void *buf, size_t buf_size, 
 int gt_write_rows(gt_store store, const char *key, int64_t start, const void *data, size_t nbytes,
                   int dtype, const int64_t *shape, int ndim);
 
+/* gt_write_tensor laying the tensor (2 or more dimensions) out in chunks of
+ * chunk_rows rows of its leading dimension (at least 4 KiB), for later
+ * gt_write_rows of about that many rows: a KV cache appended a row at a time
+ * takes chunk_rows 1. chunk_rows <= 0 keeps the store's chunking. */
+int gt_write_for_rows(gt_store store, const char *key, const void *data, size_t nbytes, int dtype,
+                      const int64_t *shape, int ndim, const char *codec, int64_t chunk_rows);
+
 /* Decodes rows [start, start + shape[0]) of the tensor under key into buf
  * (nbytes, exactly the rows' size); dtype and shape are the rows'. Only the
  * chunks that cover them are read and decoded. */

@@ -179,6 +179,26 @@ func gt_write_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, data *C.gt_cv
 	})
 }
 
+//export gt_write_for_rows
+func gt_write_for_rows(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
+	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar, chunkRows C.int64_t) C.int {
+	return guardKey(key, func(k string) error {
+		dims, err := goShape(shape, ndim)
+		if err != nil {
+			return err
+		}
+		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
+		if err != nil {
+			return err
+		}
+		codecName := "none"
+		if codec != nil {
+			codecName = C.GoString((*C.char)(codec))
+		}
+		return binding.WriteForRows(int64(h), k, raw, int64(dtype), dims, codecName, int64(chunkRows), -1, 0)
+	})
+}
+
 //export gt_read_rows
 func gt_read_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, buf unsafe.Pointer, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int) C.int {

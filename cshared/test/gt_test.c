@@ -83,6 +83,18 @@ static void row_ranges(const char *url) {
     EXPECT_RC(gt_write_rows(s, "rows", 0, rows, sizeof rows, GT_FLOAT32, bad, 2), GT_ERR_INVALID_ARGUMENT);
     EXPECT_RC(gt_read_rows(s, "rows", 0, back, sizeof back, GT_INT32, rshape, 2), GT_ERR_INVALID_ARGUMENT);
     EXPECT_RC(gt_read_rows(s, "nope", 0, back, sizeof back, GT_FLOAT32, rshape, 2), GT_ERR_KEY_NOT_FOUND);
+    // laid out a row per chunk (1 KiB rows: chunks of 4), then rows written and read across chunks
+    static float kv[64][256];
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 256; j++) kv[i][j] = (float)(i * 256 + j);
+    int64_t kshape[2] = {64, 256}, one[2] = {1, 256};
+    EXPECT_RC(gt_write_for_rows(s, "kv", kv, sizeof kv, GT_FLOAT32, kshape, 2, "none", 1), GT_OK);
+    float row[256];
+    for (int j = 0; j < 256; j++) row[j] = kv[9][j] = -1.0f;
+    EXPECT_RC(gt_write_rows(s, "kv", 9, row, sizeof row, GT_FLOAT32, one, 2), GT_OK);
+    static float kback[64][256];
+    EXPECT_RC(gt_read_tensor(s, "kv", kback, sizeof kback, NULL), GT_OK);
+    CHECK(memcmp(kback, kv, sizeof kv) == 0, "chunk-rows tensor after a row write");
     EXPECT_RC(gt_close(s), GT_OK);
 }
 

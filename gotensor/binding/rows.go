@@ -48,3 +48,15 @@ func rowsCall(h int64, key string, dtype int64, shape []int64, gpu int, timeoutN
 func WorkCounters() string {
 	return fmt.Sprintf(`{"encoded": %d, "decoded": %d}`, frame.Work.Encoded.Load(), frame.Work.Decoded.Load())
 }
+
+// WriteForRows is Write of a tensor that will be written a few rows at a
+// time: its chunks hold chunkRows rows each (see core.WithChunkRows), so a
+// later WriteRows of that many rows re-encodes only those.
+func WriteForRows(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, chunkRows int64, gpu int, timeoutNs int64) error {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return write(core.WithChunkRows(ctx, chunkRows), s, key, raw, dtype, shape, codecName, gpu)
+}

@@ -82,9 +82,12 @@ func pinOf(ctx context.Context) parallel.Pin {
 	return p
 }
 
-func (s *Store) options(ctx context.Context) frame.Options {
+func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 	opt := s.Frame
 	opt.Pin = pinOf(ctx)
+	if n := rowChunkBytes(ctx, meta); n > 0 {
+		opt.ChunkSize, opt.AlignRows = n, true
+	}
 	return opt
 }
 
@@ -107,7 +110,12 @@ func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 // It returns the time the store took.
 func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, error) {
 	start := s.link.begin()
-	err := s.st.Put(ctx, key, f)
+	var err error
+	if cl, ok := s.st.(store.CheckedLeaser); ok { // f came from this process's frame writer
+		err = cl.PutChecked(ctx, key, f)
+	} else {
+		err = s.st.Put(ctx, key, f)
+	}
 	if err != nil {
 		s.link.end(0, start)
 		s.frames.Put(f)
@@ -140,7 +148,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return err
 	}
@@ -231,7 +239,7 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err != nil {
 		return nil, err
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), s.frames)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,9 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	if err != nil {
 		return false, err
 	}
+	if cl, ok := s.st.(store.CheckedLeaser); ok { // the patch is this process's frame code's
+		return cl.SpliceChecked(ctx, key, p.Old, p.Header, p.Off, p.N, p.Data)
+	}
 	return store.SpliceOn(ctx, s.st, key, p.Old, p.Header, p.Off, p.N, p.Data)
 }
 
@@ -70,6 +73,9 @@ func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want 
 		if handled, err := s.readRowsRaw(ctx, ri, key, start, want, dst); handled {
 			return err
 		}
+	}
+	if cl, ok := s.st.(store.CheckedLeaser); ok {
+		return s.readRowsLeased(ctx, cl, key, start, want, dst)
 	}
 	r, release, err := s.openFrame(ctx, key)
 	if err != nil {

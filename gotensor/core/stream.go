@@ -38,7 +38,7 @@ func streamMinFromEnv() int64 {
 // The time spent waiting on the store (parts queued, the commit) is what
 // the link took beyond coding.
 func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (err error) {
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx), nil)
+	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), nil)
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,17 @@ func Write(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, n
 	return binding.Write(h, key, raw, dtype, shape, codec, int(gpu), timeoutNs)
 }
 
+// WriteForRows is Write laying the tensor out in chunks of chunkRows rows
+// for later row writes (binding.WriteForRows).
+func WriteForRows(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, chunkRows, gpu, timeoutNs int64) (err error) {
+	defer errs.Recover(&err)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return err
+	}
+	return binding.WriteForRows(h, key, raw, dtype, shape, codec, chunkRows, int(gpu), timeoutNs)
+}
+
 func ReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
 	defer errs.Recover(&err)
 	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)

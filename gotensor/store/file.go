@@ -434,27 +434,34 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 	return buf, size, nil
 }
 
-// ReadRangesInto reads the frame's bytes at offs[i] into bufs[i], in one
-// open of its file, and returns the file's size (a reader compares it with
-// the size it planned for, to see a replaced frame).
-func (s *Dir) ReadRangesInto(_ context.Context, key string, offs []int64, bufs [][]byte) (int64, error) {
+// OpenFrame opens key's file for ranged reads of one consistent frame:
+// edits in place wait until release (called once), and a frame replaced
+// meanwhile is a new file, so what r reads is the frame as it was at the
+// open. size is the file's size; r's errors are the store's.
+func (s *Dir) OpenFrame(_ context.Context, key string) (r io.ReaderAt, size int64, release func(), err error) {
 	el := s.editLock(key)
 	el.RLock()
-	defer el.RUnlock()
 	f, size, err := s.open(key)
 	if err != nil {
-		return 0, err
+		el.RUnlock()
+		return nil, 0, nil, err
 	}
-	defer f.Close()
-	for i, b := range bufs {
-		if offs[i] < 0 || offs[i]+int64(len(b)) > size {
-			return size, nil // not this frame's layout: the caller sees the size
-		}
-		if _, err := f.ReadAt(b, offs[i]); err != nil {
-			return 0, s.openErr(key, err)
-		}
+	return dirFrame{f: f, s: s, key: key}, size, func() { f.Close(); el.RUnlock() }, nil
+}
+
+// dirFrame reads an open frame file, with the store's errors.
+type dirFrame struct {
+	f   *os.File
+	s   *Dir
+	key string
+}
+
+func (d dirFrame) ReadAt(b []byte, off int64) (int, error) {
+	n, err := d.f.ReadAt(b, off)
+	if err != nil {
+		return n, d.s.openErr(d.key, err)
 	}
-	return size, nil
+	return n, nil
 }
 
 func (s *Dir) Delete(_ context.Context, key string) error {

@@ -49,12 +49,14 @@ type memFrame struct {
 	b       []byte
 	refs    atomic.Int32
 	escaped atomic.Bool // handed out without a lease (Get): never reused
+	checked atomic.Bool // built by this process's frame writer (see CheckedLeaser)
 	pool    *pool.Bytes
 	release func() // unref, made once per frame so a lease allocates nothing
 }
 
-func newMemFrame(b []byte, p *pool.Bytes) *memFrame {
+func newMemFrame(b []byte, p *pool.Bytes, checked bool) *memFrame {
 	f := &memFrame{b: b, pool: p}
+	f.checked.Store(checked)
 	f.refs.Store(1)
 	f.release = f.unref
 	return f
@@ -104,7 +106,26 @@ func (s *Mem) URL() string { return s.url }
 // may run it on its network thread instead of handing it to a goroutine.
 func (s *Mem) Nonblocking() bool { return true }
 
-func (s *Mem) Put(_ context.Context, key string, frame []byte) error {
+// Put stores a frame of unknown origin: it is checked on every read.
+func (s *Mem) Put(_ context.Context, key string, frame []byte) error { return s.put(key, frame, false) }
+
+// PutChecked stores a frame this process's frame writer built (see
+// CheckedLeaser).
+func (s *Mem) PutChecked(_ context.Context, key string, frame []byte) error {
+	return s.put(key, frame, true)
+}
+
+// LeaseChecked is Lease, also reporting whether the frame is checked.
+func (s *Mem) LeaseChecked(_ context.Context, key string) ([]byte, bool, func(), error) {
+	var checked bool
+	f, err := s.lookup(key, func(f *memFrame) { hold(f); checked = f.checked.Load() })
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return f.b, checked, f.release, nil
+}
+
+func (s *Mem) put(key string, frame []byte, checked bool) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
@@ -121,7 +142,7 @@ func (s *Mem) Put(_ context.Context, key string, frame []byte) error {
 	if s.capacity > 0 && s.bytes-oldLen+int64(len(frame)) > s.capacity {
 		return full(int64(len(frame)), s.bytes, s.capacity, s.url)
 	}
-	s.m[key] = newMemFrame(frame, s.pool)
+	s.m[key] = newMemFrame(frame, s.pool, checked)
 	s.bytes += int64(len(frame)) - oldLen
 	if old != nil {
 		old.unref()

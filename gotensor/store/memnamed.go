@@ -62,6 +62,20 @@ func (h *MemHandle) Put(ctx context.Context, key string, frame []byte) error {
 	return h.Mem.Put(ctx, key, frame)
 }
 
+func (h *MemHandle) PutChecked(ctx context.Context, key string, frame []byte) error {
+	if err := h.check(); err != nil {
+		return err
+	}
+	return h.Mem.PutChecked(ctx, key, frame)
+}
+
+func (h *MemHandle) LeaseChecked(ctx context.Context, key string) ([]byte, bool, func(), error) {
+	if err := h.check(); err != nil {
+		return nil, false, nil, err
+	}
+	return h.Mem.LeaseChecked(ctx, key)
+}
+
 func (h *MemHandle) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := h.check(); err != nil {
 		return nil, err

@@ -43,7 +43,18 @@ func spliceable(frame, old, header []byte, off, n int64) bool {
 // Splice edits the frame in place when no lease holds it (and nothing got
 // it unleased) and its length stays the same; otherwise the edit goes into
 // a new frame and the old one lives on for its readers (copy on write).
+// The spliced frame is unchecked (data's origin is unknown: a node's
+// Splice from the network); SpliceChecked keeps a checked frame checked.
 func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	return s.splice(key, old, header, off, n, data, false)
+}
+
+// SpliceChecked is Splice with data this process's frame code built.
+func (s *Mem) SpliceChecked(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	return s.splice(key, old, header, off, n, data, true)
+}
+
+func (s *Mem) splice(key string, old, header []byte, off, n int64, data []byte, checked bool) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
 	}
@@ -62,6 +73,9 @@ func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n i
 	size := SplicedLen(int64(len(f.b)), n, data)
 	if size == int64(len(f.b)) && f.refs.Load() == 1 && !f.escaped.Load() {
 		SpliceInto(f.b, f.b, header, off, n, data)
+		if !checked {
+			f.checked.Store(false)
+		}
 		return true, nil
 	}
 	if s.capacity > 0 && s.bytes-int64(len(f.b))+size > s.capacity {
@@ -69,7 +83,7 @@ func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n i
 	}
 	b := s.pool.Get(int(size))
 	SpliceInto(b, f.b, header, off, n, data)
-	s.m[key] = newMemFrame(b, s.pool)
+	s.m[key] = newMemFrame(b, s.pool, checked && f.checked.Load())
 	s.bytes += size - int64(len(f.b))
 	f.unref()
 	return true, nil

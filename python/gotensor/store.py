@@ -211,7 +211,7 @@ class Store:
 
     # -- writing ---------------------------------------------------------------
     def write_tensor(self, key: str, tensor: TensorLike, *, codec: str = "none", rows: slice | None = None,
-                     timeout: float | None = None) -> None:
+                     chunk_rows: int | None = None, timeout: float | None = None) -> None:
         """Encode tensor with codec and store it under key (replacing any
         previous value). Go reads the tensor's memory in place. With
         rows=slice(a, b), tensor becomes rows [a, b) of the leading dimension
@@ -223,6 +223,10 @@ class Store:
             tensor: a torch.Tensor (CPU or CUDA) or numpy.ndarray.
             codec: "none", "auto", "planes", "q4", ... (gotensor.info()["codecs"]).
             rows: write only these rows of the stored tensor.
+            chunk_rows: lay a whole tensor (of 2 or more dimensions) out in
+                chunks of this many rows (at least 4 KiB), for later writes of
+                about that many rows with rows= (a KV cache appended a row per
+                token: chunk_rows=1); None: the store's chunking.
             timeout: seconds; None: the store's default.
 
         Raises:
@@ -236,7 +240,11 @@ class Store:
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
         if rows is not None:
+            if chunk_rows is not None:
+                raise errors.InvalidArgument("chunk_rows= lays out a whole tensor; a write with rows= keeps the layout")
             return self._write_rows(h, _key(key), tensor, rows, tns)
+        if chunk_rows is not None:
+            return self._write_for_rows(h, _key(key), tensor, codec, chunk_rows, tns)
         v = _plain_view(tensor)
         if v is None:
             if _staged(tensor):
@@ -253,6 +261,13 @@ class Store:
         except (TypeError, ValueError, UnicodeError):
             _key(key), _codec(codec)  # raises the precise InvalidArgument
             raise
+
+    def _write_for_rows(self, h: int, key: str, tensor: Any, codec: str, chunk_rows: int, tns: int) -> None:
+        if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+            raise errors.InvalidArgument(f"chunk_rows must be a positive int, got {chunk_rows!r}")
+        v = _host_view(tensor)
+        errors.call(native.write_for_rows, h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape),
+                    _codec(codec), chunk_rows, v.gpu, tns)
 
     def _write_rows(self, h: int, key: str, tensor: Any, rows: slice, tns: int) -> None:
         if getattr(tensor, "ndim", 0) == 0:

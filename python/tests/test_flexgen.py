@@ -338,6 +338,61 @@ def test_kv_append_costs_the_new_rows_and_a_read_costs_pos_rows():
     assert dec4096 <= 1.5 * dec256 and dec4096 < 101 * row + (1 << 20), (dec256, dec4096)
 
 
+def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
+    """init_cache_one_gpu_batch's caches are laid out in chunks of one row:
+    a token's append encodes that row and nothing else."""
+    from types import SimpleNamespace
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
+    try:
+        cfg = SimpleNamespace(n_head=12, input_dim=768, dtype=np.float32)
+        k, _ = dev.init_cache_one_gpu_batch(cfg, SimpleNamespace(prompt_len=32, gen_len=64),
+                                            SimpleNamespace(gpu_batch_size=4))
+        rows, heads, dim = k.shape
+        prompt = torch.randn(32, heads, dim)
+        dev.submit_copy(k, (slice(0, 32), slice(0, heads)), pb.TorchTensor(prompt.shape, prompt.dtype, prompt, cpu), None)
+        dev.synchronize()
+        assert dev.store.stat(k.data)["chunks"] == rows
+        new = torch.randn(1, heads, dim)
+        before = _work()
+        dev.submit_copy(k, (slice(32, 33), slice(0, heads)), pb.TorchTensor(new.shape, new.dtype, new, cpu), None)
+        dev.synchronize()
+        assert _work()["encoded"] - before["encoded"] == heads * dim * 4
+        out = torch.empty(33, heads, dim)
+        dev.submit_copy(pb.TorchTensor(out.shape, out.dtype, out, cpu), None, k, (slice(0, 33), slice(0, heads)))
+        dev.synchronize()
+        assert torch.equal(out[:32], prompt) and torch.equal(out[32:], new)
+    finally:
+        dev.close()
+
+
+def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
+    """A key's operations run in submission order; a key with nothing
+    pending runs on an idle worker, even one that a fixed key hash would
+    have put behind a blocked copy."""
+    import random
+    import threading
+    import time
+    dev = gtf.GoTensorDevice("mem://", num_copy_threads=4)
+    try:
+        release, ran = threading.Event(), threading.Event()
+        dev._submit("x", release.wait, 10)
+        other = next(k for k in (f"y{i}" for i in range(1000)) if hash(k) % 4 == hash("x") % 4)
+        dev._submit(other, ran.set)
+        assert ran.wait(5), "a free key waited behind a blocked worker"
+        release.set()
+        dev.synchronize()
+        rng, seen = random.Random(3), {k: [] for k in "abc"}
+        for i in range(300):
+            k = rng.choice("abc")
+            dev._submit(k, lambda k=k, i=i: (time.sleep(rng.random() / 5000), seen[k].append(i)))
+        dev.synchronize()
+        assert all(v == sorted(v) for v in seen.values()) and sum(map(len, seen.values())) == 300
+        assert not dev._pending
+    finally:
+        dev.close()
+
+
 class _RecordingStore(gotensor.Store):
     """A store that records the out= of every read_tensor call."""
 

@@ -50,7 +50,8 @@ def test_row_ops_match_torch(any_store):
         shape = [rng.randint(1, 400)] + [rng.randint(1, 20) for _ in range(rng.randrange(3))]
         model = _values(rng, shape, dtype)
         key = f"r{round_}"
-        any_store.write_tensor(key, model, codec=codec)
+        chunk_rows = [None, 1, 3][round_ % 3] if len(shape) > 1 else None  # the store's chunks, or rows'
+        any_store.write_tensor(key, model, codec=codec, chunk_rows=chunk_rows)
         for _ in range(30):
             n = shape[0]
             a = rng.randint(0, n)
@@ -98,3 +99,21 @@ def test_row_errors(store):
     with pytest.raises(gotensor.KeyNotFound):
         store.write_tensor("missing", torch.zeros(1, 3), rows=slice(0, 1))
     assert torch.equal(store.read_tensor("t"), torch.zeros(10, 3))
+
+
+def test_chunk_rows_lays_out_rows(any_store):
+    t = torch.randn(300, 8, 160)  # 5120-byte rows
+    any_store.write_tensor("kv", t, chunk_rows=1)
+    assert any_store.stat("kv")["chunks"] == 300
+    any_store.write_tensor("kv", t, chunk_rows=4)
+    assert any_store.stat("kv")["chunks"] == 75
+    any_store.write_tensor("small", torch.zeros(64, 4), chunk_rows=1)  # 16-byte rows: chunks of at least 4 KiB
+    assert any_store.stat("small")["chunks"] == 1
+    any_store.write_tensor("kv", torch.ones(1, 8, 160), rows=slice(7, 8))
+    t[7] = 1
+    assert torch.equal(any_store.read_tensor("kv", rows=slice(2, 290)), t[2:290])
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(gotensor.InvalidArgument):
+            any_store.write_tensor("kv", t, chunk_rows=bad)
+    with pytest.raises(gotensor.InvalidArgument):
+        any_store.write_tensor("kv", t[:2], rows=slice(0, 2), chunk_rows=1)

@@ -97,12 +97,18 @@ class GoTensorDevice(TorchDisk):
         self._meta: dict[str, tuple[tuple, torch.dtype]] = {}  # allocated, maybe not yet written
         self._meta_lock = threading.Lock()  # guards _meta, _sizes, stats and the byte counts
         self._sizes: dict[str, int] = {}  # raw bytes written per key
+        self._appended: set[str] = set()  # KV caches: stored in chunks of one row, as FlexGen appends them
         self._held = self._peak = 0
         self._local = threading.local()  # per copy thread: CUDA stream and pinned relay
         self._errors: list[BaseException] = []
-        # One queue per worker; a key always goes to the same worker, so the
-        # operations on one tensor run in the order FlexGen submitted them.
+        # One queue per worker. A key's operations go to the queue that holds
+        # its operations not yet done, so they run in the order FlexGen
+        # submitted them; a key with none pending goes to the shortest queue
+        # (no worker idles while another has a backlog, as with TorchDisk's
+        # one shared queue).
         self._queues = [queue.Queue() for _ in range(max(1, num_copy_threads))]
+        self._route_lock = threading.Lock()
+        self._pending: dict[str, list] = {}  # key -> [its queue, its operations queued and not done]
         self.copy_queue = self._queues[0]  # what TorchDisk.__del__ looks at
         self.copy_threads = [threading.Thread(target=self._worker, args=(q,), daemon=True, name="gotensor-flexgen")
                              for q in self._queues]
@@ -140,7 +146,10 @@ class GoTensorDevice(TorchDisk):
         shape = (task.prompt_len + task.gen_len - 1, policy.gpu_batch_size * config.n_head,
                  config.input_dim // config.n_head)
         dtype = np.float16 if config.dtype == np.float16 else config.dtype
-        return self.allocate(shape, dtype), self.allocate(shape, dtype)
+        k, v = self.allocate(shape, dtype), self.allocate(shape, dtype)
+        with self._meta_lock:  # a token's append then re-encodes and rewrites its row only
+            self._appended.update((k.data, v.data))
+        return k, v
 
     def submit_copy(self, dst, dst_indices, src, src_indices):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
@@ -148,7 +157,7 @@ class GoTensorDevice(TorchDisk):
         synchronizing); a CUDA source is copied on the copy thread's own stream
         once the work queued before this call on the current stream is done."""
         if src.device is self and dst.device is self:
-            if self._queue_of(src.data) is self._queue_of(dst.data):
+            if src.data == dst.data:
                 self._submit(dst.data, self._copy_within, src.data, src_indices, dst.data, dst_indices)
             else:  # the load waits its turn on the source's queue, the store on the destination's
                 box: queue.Queue = queue.Queue(maxsize=1)
@@ -221,6 +230,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             self._meta.clear()
             self._sizes.clear()
+            self._appended.clear()
             self._held = 0
 
     def close(self) -> None:
@@ -241,13 +251,15 @@ class GoTensorDevice(TorchDisk):
         self.synchronize()
 
     # -- the work, on the copy threads ---------------------------------------------
-    def _queue_of(self, key):
+    def _submit(self, key, fn, *args):
         if not self._queues:
             raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
-        return self._queues[hash(key) % len(self._queues)]
-
-    def _submit(self, key, fn, *args):
-        self._queue_of(key).put((fn, args))
+        with self._route_lock:
+            route = self._pending.get(key)
+            if route is None:
+                route = self._pending[key] = [min(self._queues, key=lambda q: q.unfinished_tasks), 0]
+            route[1] += 1
+            route[0].put((key, fn, args))
 
     def _worker(self, q):
         while True:
@@ -255,8 +267,15 @@ class GoTensorDevice(TorchDisk):
             try:
                 if item is None:
                     return
-                fn, args = item
-                fn(*args)
+                key, fn, args = item
+                try:
+                    fn(*args)
+                finally:
+                    with self._route_lock:
+                        route = self._pending[key]
+                        route[1] -= 1
+                        if route[1] == 0:
+                            del self._pending[key]
             except BaseException as e:  # re-raised by synchronize()
                 self._errors.append(e)
             finally:
@@ -382,6 +401,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
             written = key in self._sizes
+            chunk_rows = 1 if key in self._appended and len(shape) >= 2 else None
         idx = tuple(dst_indices) if dst_indices is not None else None
         whole = idx is None or (tuple(data.shape) == shape and all(
             s.start in (0, None) and s.stop in (d, None) for s, d in zip(idx, shape)))
@@ -395,7 +415,7 @@ class GoTensorDevice(TorchDisk):
             else:  # the first write of a slice, or gathered indices: the whole tensor
                 full = self._load(key).clone()
                 full[idx] = data.to(dtype)
-            self.store.write_tensor(key, full, codec=self._codec_for(dtype))
+            self.store.write_tensor(key, full, codec=self._codec_for(dtype), chunk_rows=chunk_rows)
             n = full.numel() * full.element_size()
         else:  # a slice (a KV cache append): only the rows it spans are read and written
             start, stop, _ = rows.indices(shape[0])
@@ -416,6 +436,7 @@ class GoTensorDevice(TorchDisk):
     def _delete_now(self, key):
         with self._meta_lock:
             self._meta.pop(key, None)
+            self._appended.discard(key)
             self._held -= self._sizes.pop(key, 0)
         try:
             self.store.delete(key)

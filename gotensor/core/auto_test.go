@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -52,12 +53,17 @@ func (c *clockSink) Abort() {
 }
 
 // newStreamLink is a store across a streaming fake link at rate bytes/s
-// whose moving keeps share of the CPU busy.
+// whose moving keeps share of the CPU busy; each call but a part costs a
+// round trip of 100 us too.
 func newStreamLink(t *testing.T, rate, share float64) *Store {
+	return newStreamLinkLatency(t, rate, share, 100*time.Microsecond)
+}
+
+func newStreamLinkLatency(t *testing.T, rate, share float64, latency time.Duration) *Store {
 	t.Helper()
 	mem := store.NewMem("mem://", 0)
 	clock := &fakeClock{t: time.Unix(0, 0)}
-	f := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: 100 * time.Microsecond}, mem: mem}
+	f := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: latency}, mem: mem}
 	s := Wrap(f)
 	s.now, s.speed = clock.now, fixedSpeeds
 	s.cpu = func() (cpuTimes, bool) {
@@ -173,5 +179,39 @@ func TestPeerShares(t *testing.T) {
 	b, _ := readCPU()
 	if v, ok := cpuShare(a, b); !ok || v <= 0 || v > 1.05 {
 		t.Errorf("a busy loop: share %v %v", v, ok)
+	}
+}
+
+// A link whose calls cost a fixed 2 ms each on top of their bytes at
+// 10 Gbit/s (the probe sees both): a 2 MiB bf16 tensor moves faster as
+// none than coded, the round trip being the same either way. Planes
+// frames are smaller, so the same round trip moves fewer bytes; a link
+// learnt as bytes over time would look slower after planes writes and
+// make planes look better. The fit of latency and rate must not drift:
+// auto keeps none.
+func TestAutoLinkDoesNotDriftAfterPlanes(t *testing.T) {
+	s := newStreamLinkLatency(t, 1.25e9, 1, 2*time.Millisecond)
+	raw := bf16Weights(1 << 20)
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
+	write := func(key, spec string) {
+		t.Helper()
+		if err := s.WriteTensor(ctx, key, meta, raw, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		s.ResetStats() // (Stats, unlike Stat, moves nothing)
+		for range 4 {
+			write("w", "auto")
+		}
+		if st := s.Stats(); st.Codecs["none"] != 4 {
+			t.Fatalf("round %d: auto chose %v (link %+v)", round, st.Codecs, st.Link)
+		}
+		for i := range 8 {
+			write(fmt.Sprintf("p%d", i), "planes")
+		}
+	}
+	if l := s.Stats().Link; math.Abs(l.BytesPerSecond/1.25e9-1) > 0.1 || math.Abs(l.LatencySeconds/2e-3-1) > 0.1 {
+		t.Errorf("link %+v, want 1.25e9 B/s and 2 ms", l)
 	}
 }

@@ -11,10 +11,11 @@ import (
 )
 
 // choiceTTL is how long a store reuses what "auto" chose for a dtype and
-// size class (a power of two of raw bytes), as long as the link estimate
-// stays within choiceDrift of what it was: a batch of writes (say a
-// model's tensors) gets one codec per kind of tensor, each chosen once,
-// and a change in the link or the store shows within a second.
+// size class (a power of two of raw bytes), as long as the link's time to
+// move such a tensor raw stays within choiceDrift of what it was: a batch
+// of writes (say a model's tensors) gets one codec per kind of tensor,
+// each chosen once, and a change in the link or the store shows within a
+// second.
 const (
 	choiceTTL   = time.Second
 	choiceDrift = 0.25
@@ -29,7 +30,7 @@ type choice struct {
 	c        codec.Codec
 	expected float64 // seconds per raw byte the model expected to write (0: chosen without it)
 	at       time.Time
-	link     float64 // the link's bytes per second then
+	link     float64 // the link's seconds to move the tensor raw then (see linkTime)
 }
 
 // choices are a store's recent "auto" choices; safe for concurrent use.
@@ -42,8 +43,13 @@ func keyOf(meta tensor.Meta, raw int) choiceKey {
 	return choiceKey{meta.DType, bits.Len(uint(raw))}
 }
 
+// linkTime is the seconds l takes to move raw bytes.
+func linkTime(l Link, raw int) float64 {
+	return l.LatencySeconds + float64(raw)/l.BytesPerSecond
+}
+
 // get is the codec chosen for such a tensor within choiceTTL of now, over
-// a link about as fast as now.
+// a link that moves it about as fast as now (link: linkTime).
 func (cs *choices) get(meta tensor.Meta, raw int, now time.Time, link float64) (choice, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

@@ -209,3 +209,38 @@ func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.
 	}
 	os.Stderr.WriteString(b.String())
 }
+
+// calls counts a store's writes and reads in flight: a write's time says
+// how far the model was off only when it ran alone, as the model weighs
+// one tensor at a time. In a batch each write also waits on the others'
+// moving and coding, and whichever codec a batch used would take the
+// blame for the whole batch.
+type calls struct {
+	mu      sync.Mutex
+	active  int
+	started uint64
+}
+
+// callToken is what begin hands end: whether the call began alone, and
+// how many calls had started by then.
+type callToken struct {
+	alone   bool
+	started uint64
+}
+
+func (c *calls) begin() callToken {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active++
+	c.started++
+	return callToken{alone: c.active == 1, started: c.started}
+}
+
+// end says whether the call begun with t ran alone: none other was in
+// flight when it began, and none began before it ended.
+func (c *calls) end(t callToken) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active--
+	return t.alone && c.started == t.started
+}

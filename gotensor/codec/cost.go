@@ -43,11 +43,14 @@ var candidates = []Codec{none{}, planes{}, lz4Block{}}
 // enough for a dtype's byte statistics, little next to moving the tensor.
 const ratioSample = 64 << 10
 
-// gain is the least time (or space, when nearly full) a codec must be
-// expected to save over the best one before it, in the order of
-// candidates, to be chosen: estimates within it are noise, and the
-// simpler codec is the surer one.
-const gain = 0.02
+// gain is the least share of time (or space, when nearly full) a codec
+// must be expected to save over the best one before it, in the order of
+// candidates (none first), to be chosen. The estimates it compares are
+// that noisy: codec speeds measured once on a shared machine, a link
+// fitted to recent transfers, a ratio from a sample. Within it the
+// simpler codec is the surer one, and a choice that flips between none
+// and a codec from one tensor to the next pays for both.
+const gain = 0.1
 
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.

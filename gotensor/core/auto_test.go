@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os/exec"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -249,5 +251,29 @@ func TestFactorsLearntFromWritesAlone(t *testing.T) {
 	}
 	if len(s.factors.m) != 1 {
 		t.Fatalf("a write alone taught %v", s.factors.m)
+	}
+}
+
+// Other work on the machine takes CPU from coding and moving alike: a
+// busy loop beside processes that keep the other cores busy has all the
+// CPU this process could get, not its share of the cores.
+func TestCPUShareLeavesOutOtherWork(t *testing.T) {
+	if _, ok := machineIdle(); !ok {
+		t.Skip("no /proc/stat here")
+	}
+	for range runtime.NumCPU() - 1 {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		if err := hog.Start(); err != nil {
+			t.Skip(err)
+		}
+		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
+	}
+	time.Sleep(20 * time.Millisecond)
+	a, _ := readCPU()
+	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+	}
+	b, _ := readCPU()
+	if v, ok := cpuShare(a, b); !ok || v < 0.75 {
+		t.Errorf("a busy loop beside %d busy processes: share %v %v", runtime.NumCPU()-1, v, ok)
 	}
 }

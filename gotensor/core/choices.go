@@ -68,3 +68,26 @@ func (cs *choices) put(meta tensor.Meta, raw int, ch choice) {
 	}
 	cs.m[keyOf(meta, raw)] = ch
 }
+
+// classLocks are a mutex per kind of tensor (choiceKey); safe for
+// concurrent use.
+type classLocks struct {
+	mu sync.Mutex
+	m  map[choiceKey]*sync.Mutex
+}
+
+// lock locks k's mutex and returns its unlock.
+func (l *classLocks) lock(k choiceKey) func() {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[choiceKey]*sync.Mutex{}
+	}
+	m, ok := l.m[k]
+	if !ok {
+		m = &sync.Mutex{}
+		l.m[k] = m
+	}
+	l.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}

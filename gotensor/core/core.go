@@ -37,7 +37,7 @@ type Store struct {
 	usage    usageCache
 	probe    sync.Once  // the link probe (see probeLink)
 	choices  choices    // recent "auto" choices
-	choosing sync.Mutex // held while "auto" weighs
+	choosing classLocks // held while "auto" weighs for a kind of tensor
 	calls    calls      // writes and reads in flight, for factors learnt from writes that ran alone
 }
 
@@ -185,18 +185,16 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 	if store.Streams(s.st) {
 		s.probe.Do(func() { s.probeLink(ctx) })
 	}
-	// One writer weighs at a time: the others of a batch wait for its
-	// choice and reuse it.
-	s.choosing.Lock()
-	defer s.choosing.Unlock()
+	// One writer weighs a kind of tensor at a time: the others of its kind
+	// in a batch wait for its choice and reuse it; other kinds go on.
+	unlock := s.choosing.lock(keyOf(meta, len(raw)))
+	defer unlock()
 	now := s.now()
 	if ch, ok := s.choices.get(meta, len(raw), now, linkTime(s.link.estimate(), len(raw))); ok {
 		return ch.c, 0, ch.expected * float64(len(raw)), nil
 	}
 	hint := s.hint(meta, raw)
-	s.link.codingBegins() // measuring speeds and sampling ratios codes
 	c, param, err := codec.Resolve(spec, meta, raw, hint)
-	s.link.codingEnds()
 	if err != nil {
 		return nil, 0, 0, err
 	}

@@ -110,6 +110,11 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 		Capacity:           u.Capacity,
 		Used:               u.Bytes,
 		Speed: func(c codec.Codec) (codec.Speed, bool) {
+			if sp, ok := s.speed(meta.DType, c, nil); ok { // known: nothing to measure
+				return sp, ok
+			}
+			s.link.codingBegins() // measuring codes a lot (sampling the ratio, little)
+			defer s.link.codingEnds()
 			return s.speed(meta.DType, c, raw)
 		},
 		Factor: s.factors.get,

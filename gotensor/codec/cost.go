@@ -14,8 +14,11 @@ type Speed struct{ Encode, Decode float64 }
 // weigh the codecs by cost. A nil Hint, or one without a link or speeds,
 // leaves "auto" to pick by dtype and sample alone.
 type Hint struct {
-	LinkBytesPerSecond float64 // the store's observed throughput
-	LinkLatency        float64 // seconds per transfer
+	LinkBytesPerSecond float64 // the store's observed rate for bytes to it (the marginal rate)
+	LinkLatency        float64 // seconds per transfer to it, beyond its bytes
+	// The same for reads, from the store; 0: as for writes.
+	ReadBytesPerSecond float64
+	ReadLatency        float64
 	// LinkCPU is the share of this machine's CPU that moving bytes keeps
 	// busy while the link runs at LinkBytesPerSecond (0: none, as with a
 	// NIC that moves them itself; 1: all of it, as with loopback TCP on a
@@ -84,7 +87,7 @@ func (h *Hint) factor(c Codec) float64 {
 func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
-// is given. Moving takes move = stored/link, of which LinkCPU keeps the
+// is given. Moving takes move = stored/rate (the write's or the read's), of which LinkCPU keeps the
 // CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
 // two overlap as far as the CPU allows: time ~ max(move, code +
 // LinkCPU*move) + latency; not streamed, code + move + latency. Reads
@@ -108,14 +111,22 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 			continue // it would only cost time: the frame stores such chunks raw
 		}
 		stored := float64(raw) / r
-		move := stored / h.LinkBytesPerSecond
+		readRate, readLatency := h.readLink()
 		out = append(out, Cost{
 			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
-			Write: h.combine(float64(raw)/sp.Encode, move) + h.LinkLatency,
-			Read:  h.combine(float64(raw)/sp.Decode, move) + h.LinkLatency,
+			Write: h.combine(float64(raw)/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency,
+			Read:  h.combine(float64(raw)/sp.Decode, stored/readRate) + readLatency,
 		})
 	}
 	return out
+}
+
+// readLink is the rate and latency of reads.
+func (h *Hint) readLink() (float64, float64) {
+	if h.ReadBytesPerSecond > 0 {
+		return h.ReadBytesPerSecond, h.ReadLatency
+	}
+	return h.LinkBytesPerSecond, h.LinkLatency
 }
 
 func (h *Hint) combine(code, move float64) float64 {

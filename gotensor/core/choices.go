@@ -43,9 +43,13 @@ func keyOf(meta tensor.Meta, raw int) choiceKey {
 	return choiceKey{meta.DType, bits.Len(uint(raw))}
 }
 
-// linkTime is the seconds l takes to move raw bytes.
+// linkTime is the seconds l takes to move raw bytes there and back.
 func linkTime(l Link, raw int) float64 {
-	return l.LatencySeconds + float64(raw)/l.BytesPerSecond
+	t := l.LatencySeconds + float64(raw)/l.BytesPerSecond
+	if l.ReadBytesPerSecond > 0 {
+		return t + l.ReadLatencySeconds + float64(raw)/l.ReadBytesPerSecond
+	}
+	return 2 * t
 }
 
 // get is the codec chosen for such a tensor within choiceTTL of now, over

@@ -120,11 +120,11 @@ func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, e
 	start := s.link.begin()
 	err := s.st.Put(ctx, key, f)
 	if err != nil {
-		s.link.end(-1, start)
+		s.link.end(toStore, -1, start)
 		s.frames.Put(f)
 		return 0, err
 	}
-	s.link.end(int64(len(f)), start)
+	s.link.end(toStore, int64(len(f)), start)
 	return s.now().Sub(start), nil
 }
 
@@ -202,7 +202,8 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 		s.trace(meta, raw, hint, c)
 	}
 	if hint.Expected > 0 && len(raw) > 0 {
-		l := Link{BytesPerSecond: hint.LinkBytesPerSecond, LatencySeconds: hint.LinkLatency}
+		l := Link{BytesPerSecond: hint.LinkBytesPerSecond, LatencySeconds: hint.LinkLatency,
+			ReadBytesPerSecond: hint.ReadBytesPerSecond, ReadLatencySeconds: hint.ReadLatency}
 		s.choices.put(meta, len(raw), choice{c: c, expected: hint.Expected / float64(len(raw)), at: now, link: linkTime(l, len(raw))})
 	}
 	return c, param, hint.Expected, nil
@@ -335,7 +336,7 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 // moved ends a transfer begun (link.begin) at start that brought n bytes
 // from the store, counted in the stats when it succeeded.
 func (s *Store) moved(n int64, start time.Time, err error) {
-	s.link.end(n, start)
+	s.link.end(fromStore, n, start)
 	if err == nil {
 		s.stats.fetched(n, s.now().Sub(start))
 	}
@@ -447,7 +448,7 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
 	start := s.link.begin()
 	b, size, err := s.st.Head(ctx, key, 4096)
-	s.link.end(int64(len(b)), start)
+	s.link.end(fromStore, int64(len(b)), start)
 	if err != nil {
 		return nil, err
 	}
@@ -483,7 +484,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	start := s.link.begin()
 	ok, err := s.st.Has(ctx, key)
-	s.link.end(0, start)
+	s.link.end(fromStore, 0, start)
 	s.stats.op(OpExists, err)
 	return ok, err
 }

@@ -7,18 +7,22 @@ import (
 )
 
 // Link is what a Store has seen of the link to its frames: a transfer of n
-// bytes takes LatencySeconds + n/BytesPerSecond, fitted to recent
-// transfers of all sizes, starting from a default for the store's kind
+// bytes to the store takes LatencySeconds + n/BytesPerSecond, one from it
+// ReadLatencySeconds + n/ReadBytesPerSecond, fitted to recent transfers
+// of all sizes, starting from a default for the store's kind
 // (memory for mem://, the disk for file://, a network for tcp:// and
 // ucx://) or a probe.
 type Link struct {
-	BytesPerSecond float64 `json:"bytes_per_second"` // the marginal rate: 1 / seconds per byte
-	LatencySeconds float64 `json:"latency_seconds"`  // the fixed cost of one transfer
+	BytesPerSecond float64 `json:"bytes_per_second"` // to the store, the marginal rate: 1 / seconds per byte
+	LatencySeconds float64 `json:"latency_seconds"`  // to the store, the fixed cost of one transfer
+	// The same from the store (reads).
+	ReadBytesPerSecond float64 `json:"read_bytes_per_second"`
+	ReadLatencySeconds float64 `json:"read_latency_seconds"`
 	// CPUShare is the share of this machine's CPU that moving bulk bytes
 	// took: this process's, twice that for a node on the loopback (see
 	// codec.Hint.LinkCPU).
 	CPUShare float64 `json:"cpu_share"`
-	Samples  int64   `json:"samples"` // busy periods fitted
+	Samples  int64   `json:"samples"` // busy periods fitted (one of no bytes counts twice, once each way)
 	Seed     string  `json:"seed"`    // the default it started from, or "probe"
 }
 
@@ -80,25 +84,36 @@ func (f fitSums) line() (a, b float64) {
 	return a, b
 }
 
+// direction is the way bytes move: to the store (writes) or from it.
+type direction int
+
+const (
+	toStore direction = iota
+	fromStore
+)
+
 // linkEstimate is a Store's running Link; safe for concurrent use.
 // Transfers in flight together share the link: a busy period (from the
 // link going busy to it going idle) is one sample, its bytes over its
 // time, and the fit's latency is what a period costs beyond its bytes.
-// A period during which this Store coded (other than none) is left out:
-// on a machine whose moving takes the CPU (loopback, TCP on few cores)
-// coding slows it, and the cost model counts that itself (LinkCPU); a
-// link learnt while coding would look slower the more a codec is used.
+// Each direction has its own fit (a node may take bytes slower than it
+// sends them); a period goes to the direction most of its bytes took, one
+// that moved nothing (a round trip) to both. A period during which this
+// Store coded (other than none) is left out: on a machine whose moving
+// takes the CPU (loopback, TCP on few cores) coding slows it, and the
+// cost model counts that itself (LinkCPU); a link learnt while coding
+// would look slower the more a codec is used.
 type linkEstimate struct {
 	mu      sync.Mutex
 	l       Link
 	now     func() time.Time
-	fit     fitSums // decayed samples
-	prior   fitSums // the seed's points, weighted linkPrior
-	active  int     // transfers in flight
-	coding  int     // codings in flight
+	fit     [2]fitSums // decayed samples, by direction
+	prior   fitSums    // the seed's points, weighted linkPrior
+	active  int        // transfers in flight
+	coding  int        // codings in flight
 	since   time.Time
-	bytes   int64 // moved in the current busy period
-	tainted bool  // the current busy period overlapped coding, or a transfer not to count
+	bytes   [2]int64 // moved in the current busy period, by direction
+	tainted bool     // the current busy period overlapped coding, or a transfer not to count
 }
 
 func newLinkEstimate(url string, now func() time.Time) *linkEstimate {
@@ -113,23 +128,31 @@ func newLinkEstimate(url string, now func() time.Time) *linkEstimate {
 	return e
 }
 
-// seedPoints makes (n0, t0) and (n1, t1) the prior and restarts the fit
-// from them.
+// seedPoints makes (n0, t0) and (n1, t1) the prior and restarts both
+// directions' fits from them.
 func (e *linkEstimate) seedPoints(n0, t0, n1, t1 float64) {
 	e.prior = fitSums{}
 	e.prior.add(linkPrior, n0, t0)
 	e.prior.add(linkPrior, n1, t1)
-	e.fit = fitSums{}
-	e.fit.add(linkWeight, n0, t0) // each point one sample
-	e.fit.add(linkWeight, n1, t1)
-	e.solve()
+	for d := range e.fit {
+		e.fit[d] = fitSums{}
+		e.fit[d].add(linkWeight, n0, t0) // each point one sample
+		e.fit[d].add(linkWeight, n1, t1)
+		e.solve(direction(d))
+	}
 }
 
-func (e *linkEstimate) solve() {
-	s := e.fit
+func (e *linkEstimate) solve(d direction) {
+	s := e.fit[d]
 	s.w, s.n, s.nn, s.t, s.nt = s.w+e.prior.w, s.n+e.prior.n, s.nn+e.prior.nn, s.t+e.prior.t, s.nt+e.prior.nt
-	if a, b := s.line(); b > 0 {
+	a, b := s.line()
+	if b <= 0 {
+		return
+	}
+	if d == toStore {
 		e.l.LatencySeconds, e.l.BytesPerSecond = a, 1/b
+	} else {
+		e.l.ReadLatencySeconds, e.l.ReadBytesPerSecond = a, 1/b
 	}
 }
 
@@ -139,29 +162,34 @@ func (e *linkEstimate) begin() time.Time {
 	defer e.mu.Unlock()
 	now := e.now()
 	if e.active == 0 {
-		e.since, e.bytes, e.tainted = now, 0, e.coding > 0
+		e.since, e.bytes, e.tainted = now, [2]int64{}, e.coding > 0
 	}
 	e.active++
 	return now
 }
 
-// end marks the end of a transfer of n bytes begun at start; n < 0: one
-// whose time says nothing of the link (held back by coding, or failed),
-// which leaves its busy period out.
-func (e *linkEstimate) end(n int64, start time.Time) {
+// end marks the end of a transfer of n bytes in direction d begun at
+// start; n < 0: one whose time says nothing of the link (held back by
+// coding, or failed), which leaves its busy period out.
+func (e *linkEstimate) end(d direction, n int64, start time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.active--
 	if n < 0 {
 		e.tainted = true
 	} else {
-		e.bytes += n
+		e.bytes[d] += n
 	}
-	if e.active > 0 {
+	if e.active > 0 || e.tainted {
 		return
 	}
-	if !e.tainted {
-		e.add(e.bytes, e.now().Sub(e.since))
+	took := e.now().Sub(e.since)
+	out, in := e.bytes[toStore], e.bytes[fromStore]
+	if out >= in {
+		e.add(toStore, out+in, took)
+	}
+	if in >= out {
+		e.add(fromStore, out+in, took)
 	}
 }
 
@@ -182,15 +210,16 @@ func (e *linkEstimate) codingEnds() {
 	e.mu.Unlock()
 }
 
-// add fits a busy period of n bytes in d; e.mu held.
-func (e *linkEstimate) add(n int64, d time.Duration) {
-	if d <= 0 {
+// add fits a busy period of n bytes that took t to direction d; e.mu
+// held.
+func (e *linkEstimate) add(d direction, n int64, t time.Duration) {
+	if t <= 0 {
 		return
 	}
-	e.fit.scale(1 - linkWeight)
-	e.fit.add(linkWeight, float64(n), d.Seconds())
+	e.fit[d].scale(1 - linkWeight)
+	e.fit[d].add(linkWeight, float64(n), t.Seconds())
 	e.l.Samples++
-	e.solve()
+	e.solve(d)
 }
 
 // observeCPU adds the share of the CPU that was busy while bulk bytes moved.

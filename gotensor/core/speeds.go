@@ -105,6 +105,8 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
+		ReadBytesPerSecond: l.ReadBytesPerSecond,
+		ReadLatency:        l.ReadLatencySeconds,
 		LinkCPU:            l.CPUShare,
 		Streamed:           s.streams(int64(len(raw))),
 		Capacity:           u.Capacity,
@@ -205,8 +207,8 @@ var traceAuto = os.Getenv("GOTENSOR_AUTO_TRACE") != ""
 
 func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.Codec) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link %.3g B/s latency %.3g s cpu %.2f streamed %v -> %s\n",
-		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.LinkCPU, h.Streamed, chosen.Name())
+	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link out %.3g B/s + %.3g s, in %.3g B/s + %.3g s, cpu %.2f streamed %v -> %s\n",
+		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
 		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",

@@ -54,7 +54,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 		if err != nil {
 			sink.Abort()
 			if !sending.IsZero() {
-				s.link.end(-1, sending)
+				s.link.end(toStore, -1, sending)
 			}
 		}
 	}()
@@ -112,10 +112,10 @@ func (s *Store) observeWrite(stored int64, encode, move time.Duration, sending t
 		return
 	}
 	if move < encode {
-		s.link.end(-1, sending)
+		s.link.end(toStore, -1, sending)
 		return
 	}
-	s.link.end(stored, sending)
+	s.link.end(toStore, stored, sending)
 	if c1, ok := s.cpu(); ok && cpuOK {
 		// what coding took (its workers busy for encode) is not moving's
 		c1.busy -= min(c1.busy-cpu0.busy, uint64(encode.Nanoseconds())*uint64(parallel.Workers()))

@@ -277,3 +277,39 @@ func TestCPUShareLeavesOutOtherWork(t *testing.T) {
 		t.Errorf("a busy loop beside %d busy processes: share %v %v", runtime.NumCPU()-1, v, ok)
 	}
 }
+
+// A write beside others overlaps its coding with their moving, as a
+// streamed write does with its own: on a slow link whose moving leaves
+// the CPU free, a tensor too small to stream gets planes in a batch even
+// where, alone, coding then sending it would cost what it saves.
+func TestAutoOverlapsCodingInABatch(t *testing.T) {
+	slowPlanes := func(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, bool) {
+		if c.ID() == codec.IDPlanes {
+			return codec.Speed{Encode: 0.3e9, Decode: 0.5e9}, true
+		}
+		return fixedSpeeds(d, c, sample)
+	}
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 19}} // 1 MiB: not streamed
+	raw := bf16Weights(1 << 19)
+	for _, batch := range []bool{false, true} {
+		s := newStreamLink(t, 125e6, 0)
+		s.speed = slowPlanes
+		if err := s.WriteTensor(ctx, "r", meta, raw, "none"); err != nil {
+			t.Fatal(err)
+		}
+		if batch {
+			f, err := s.Fetch(ctx, "r") // another call in flight
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Release()
+		}
+		if err := s.WriteTensor(ctx, "w", meta, raw, "auto"); err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "none", true: "planes"}[batch]
+		if got := chosen(t, s, "w"); got != want {
+			t.Errorf("beside another call %v: %s, want %s", batch, got, want)
+		}
+	}
+}

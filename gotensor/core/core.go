@@ -137,16 +137,18 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 		return err
 	}
 	start := s.now()
-	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
-	if err != nil {
-		return err
-	}
 	call := s.calls.begin()
+	var c codec.Codec
+	var expected float64
 	defer func() {
 		if s.calls.end(call) && err == nil && expected > 0 {
 			s.factors.observe(c, s.now().Sub(start).Seconds(), expected)
 		}
 	}()
+	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
+	if err != nil {
+		return err
+	}
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
 	}

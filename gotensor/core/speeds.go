@@ -108,9 +108,11 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 		ReadBytesPerSecond: l.ReadBytesPerSecond,
 		ReadLatency:        l.ReadLatencySeconds,
 		LinkCPU:            l.CPUShare,
-		Streamed:           s.streams(int64(len(raw))),
-		Capacity:           u.Capacity,
-		Used:               u.Bytes,
+		// A write beside others (a batch) overlaps its coding with their
+		// moving, as a streamed one does with its own.
+		Streamed: s.streams(int64(len(raw))) || s.calls.inFlight() > 1,
+		Capacity: u.Capacity,
+		Used:     u.Bytes,
 		Speed: func(c codec.Codec) (codec.Speed, bool) {
 			if sp, ok := s.speed(meta.DType, c, nil); ok { // known: nothing to measure
 				return sp, ok
@@ -233,6 +235,13 @@ type calls struct {
 type callToken struct {
 	alone   bool
 	started uint64
+}
+
+// inFlight is the number of calls in flight.
+func (c *calls) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
 }
 
 func (c *calls) begin() callToken {

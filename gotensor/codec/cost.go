@@ -24,7 +24,7 @@ type Hint struct {
 	// NIC that moves them itself; 1: all of it, as with loopback TCP on a
 	// few cores). Coding overlaps moving only in the CPU left over.
 	LinkCPU        float64
-	Streamed       bool  // coding overlaps moving, both ways
+	Streamed       bool  // coding overlaps moving, both ways (a tensor in pieces, or one of a batch)
 	Capacity, Used int64 // the store's capacity (0: unbounded) and bytes in use
 	// Speed gives a codec's measured speed on the tensor's dtype; false
 	// when it is not known.
@@ -87,8 +87,8 @@ func (h *Hint) factor(c Codec) float64 {
 func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
-// is given. Moving takes move = stored/rate (the write's or the read's), of which LinkCPU keeps the
-// CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
+// is given. Moving takes move = stored/rate (the write's or the read's),
+// of which LinkCPU keeps the CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
 // two overlap as far as the CPU allows: time ~ max(move, code +
 // LinkCPU*move) + latency; not streamed, code + move + latency. Reads
 // likewise with decode speed. Codecs whose speed is unknown are left out;

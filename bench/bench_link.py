@@ -64,8 +64,9 @@ def _pass(store, tensors: dict, outs: dict, codec: str) -> tuple[float, float, d
 
 
 def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
-    """Every codec, in rounds: each round writes and reads with each codec in turn, so that what warms up or
-    drifts over a run (the heap, buffer pools, the node, other load) falls on all codecs alike. The first
+    """Every codec, in rounds: each round writes and reads with each codec in turn, starting one codec later
+    than the round before, so that what warms up or drifts over a run (the heap, buffer pools, the node, other
+    load) and what one codec leaves to the next (garbage, a link estimate) fall on all codecs alike. The first
     round warms up and checks the data; the medians of the others count."""
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
@@ -75,7 +76,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
     stored = {c: [] for c in codecs}
     chosen = {c: set() for c in codecs}
     for i in range(reps + 1):
-        for codec in codecs:
+        for codec in codecs[i % len(codecs):] + codecs[:i % len(codecs)]:  # each round starts one later
             w, r, back = _pass(store, tensors, outs, codec)
             # what was stored and chosen, outside the timing
             stats = [store.stat(k) for k in tensors]

@@ -313,3 +313,27 @@ func TestAutoOverlapsCodingInABatch(t *testing.T) {
 		}
 	}
 }
+
+// A choice is reweighed when the link's time for such a tensor moves by a
+// share of what was weighed, not when a link that takes next to nothing
+// (memory) takes twice next to nothing.
+func TestChoiceDriftIsOfTheWeighedTime(t *testing.T) {
+	var cs choices
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 19}}
+	raw := 1 << 20
+	at := time.Unix(0, 0)
+	none, _ := codec.ByName("none")
+	// memory: 1 us to move, 100 us expected to write (coding)
+	cs.put(meta, raw, choice{c: none, expected: 100e-6 / float64(raw), at: at, link: 1e-6})
+	if _, ok := cs.get(meta, raw, at, 3e-6); !ok {
+		t.Error("memory's link at 3 us instead of 1 us reweighed")
+	}
+	// a network: 10 ms to move, 12 ms expected
+	cs.put(meta, raw, choice{c: none, expected: 12e-3 / float64(raw), at: at, link: 10e-3})
+	if _, ok := cs.get(meta, raw, at, 11e-3); !ok {
+		t.Error("a link 10% slower reweighed")
+	}
+	if _, ok := cs.get(meta, raw, at, 20e-3); ok {
+		t.Error("a link twice as slow kept the choice")
+	}
+}

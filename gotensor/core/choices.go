@@ -12,7 +12,7 @@ import (
 
 // choiceTTL is how long a store reuses what "auto" chose for a dtype and
 // size class (a power of two of raw bytes), as long as the link's time to
-// move such a tensor raw stays within choiceDrift of what it was: a batch
+// move such a tensor raw stays within choiceDrift (see get): a batch
 // of writes (say a model's tensors) gets one codec per kind of tensor,
 // each chosen once, and a change in the link or the store shows within a
 // second.
@@ -53,12 +53,16 @@ func linkTime(l Link, raw int) float64 {
 }
 
 // get is the codec chosen for such a tensor within choiceTTL of now, over
-// a link that moves it about as fast as now (link: linkTime).
+// a link that moves it about as fast as now (link: linkTime): its time
+// has moved by less than choiceDrift of what the choice weighed, the link
+// time then and the write the model expected. A link that takes next to
+// nothing next to coding (memory) can double its time without changing
+// what pays.
 func (cs *choices) get(meta tensor.Meta, raw int, now time.Time, link float64) (choice, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	ch, ok := cs.m[keyOf(meta, raw)]
-	if !ok || now.Sub(ch.at) >= choiceTTL || now.Before(ch.at) || math.Abs(link-ch.link) > choiceDrift*ch.link {
+	if !ok || now.Sub(ch.at) >= choiceTTL || now.Before(ch.at) || math.Abs(link-ch.link) > choiceDrift*(ch.link+ch.expected*float64(raw)) {
 		return choice{}, false
 	}
 	return ch, true

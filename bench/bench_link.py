@@ -64,38 +64,39 @@ def _pass(store, tensors: dict, outs: dict, codec: str) -> tuple[float, float, d
 
 
 def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
-    """Every codec, in rounds: each round writes and reads with each codec in turn, so that what warms up or
-    drifts over a run (the heap, buffer pools, the node, other load) falls on all codecs alike. The first
+    """Every codec, in rounds: each round writes and reads with each codec in turn, starting one codec later
+    than the round before, so that what warms up or drifts over a run (the heap, buffer pools, the node, other
+    load) and what one codec leaves to the next (garbage, a link estimate) fall on all codecs alike. The first
     round warms up and checks the data; the medians of the others count."""
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
     outs = {k: torch.empty_like(t) for k, t in tensors.items()}
     wt = {c: [] for c in codecs}
     rt = {c: [] for c in codecs}
-    stored, chosen = {}, {}
+    stored = {c: [] for c in codecs}
+    chosen = {c: set() for c in codecs}
     for i in range(reps + 1):
-        for codec in codecs:
+        for codec in codecs[i % len(codecs):] + codecs[:i % len(codecs)]:  # each round starts one later
             w, r, back = _pass(store, tensors, outs, codec)
+            # what was stored and chosen, outside the timing
+            stats = [store.stat(k) for k in tensors]
             if i:
                 wt[codec].append(w)
                 rt[codec].append(r)
-                # what auto chose, over every round (outside the timing)
-                chosen[codec] = sorted(set(chosen[codec]) | {store.stat(k)["codec"] for k in tensors})
+                stored[codec].append(sum(st["stored_bytes"] for st in stats))
+                chosen[codec] |= {st["codec"] for st in stats}  # over every timed round
                 continue
             if codec not in ("q4", "q8"):
                 for k, t in tensors.items():
                     if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
                         raise AssertionError(f"{codec}: {k} did not read back bit-exact")
-            stats = [store.stat(k) for k in tensors]
-            stored[codec] = sum(st["stored_bytes"] for st in stats)  # as the first round stored it
-            chosen[codec] = sorted({st["codec"] for st in stats})
     for k in tensors:
         store.delete(k)
     out = []
     for c in codecs:
-        w, r = statistics.median(wt[c]), statistics.median(rt[c])
-        out.append({"codec": c, "chosen": chosen[c], "raw_bytes": raw, "stored_bytes": stored[c],
-                    "ratio": raw / stored[c], "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
+        w, r, st = statistics.median(wt[c]), statistics.median(rt[c]), statistics.median(stored[c])
+        out.append({"codec": c, "chosen": sorted(chosen[c]), "raw_bytes": raw, "stored_bytes": st,
+                    "ratio": raw / st, "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
                     "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": reps})
     return out
 
@@ -174,7 +175,7 @@ def markdown(recs: list[dict], png: str | None) -> str:
     ratios = {}
     for r in recs:
         ratios.setdefault(r["workload"], {})[r["codec"]] = r["ratio"]
-    lines += ["", "Ratio (raw / stored bytes):", "", "| workload | " + " | ".join(codecs) + " |",
+    lines += ["", "Ratio (raw / stored bytes, median of the timed rounds):", "", "| workload | " + " | ".join(codecs) + " |",
               "|---|" + "---|" * len(codecs)]
     for wl, m in ratios.items():
         lines.append(f"| {wl} | " + " | ".join(f"{m[c]:.2f}" if c in m else "-" for c in codecs) + " |")

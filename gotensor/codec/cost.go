@@ -14,14 +14,17 @@ type Speed struct{ Encode, Decode float64 }
 // weigh the codecs by cost. A nil Hint, or one without a link or speeds,
 // leaves "auto" to pick by dtype and sample alone.
 type Hint struct {
-	LinkBytesPerSecond float64 // the store's observed throughput
-	LinkLatency        float64 // seconds per transfer
+	LinkBytesPerSecond float64 // the store's observed rate for bytes to it (the marginal rate)
+	LinkLatency        float64 // seconds per transfer to it, beyond its bytes
+	// The same for reads, from the store; 0: as for writes.
+	ReadBytesPerSecond float64
+	ReadLatency        float64
 	// LinkCPU is the share of this machine's CPU that moving bytes keeps
 	// busy while the link runs at LinkBytesPerSecond (0: none, as with a
 	// NIC that moves them itself; 1: all of it, as with loopback TCP on a
 	// few cores). Coding overlaps moving only in the CPU left over.
 	LinkCPU        float64
-	Streamed       bool  // coding overlaps moving, both ways
+	Streamed       bool  // coding overlaps moving, both ways (a tensor in pieces, or one of a batch)
 	Capacity, Used int64 // the store's capacity (0: unbounded) and bytes in use
 	// Speed gives a codec's measured speed on the tensor's dtype; false
 	// when it is not known.
@@ -43,11 +46,14 @@ var candidates = []Codec{none{}, planes{}, lz4Block{}}
 // enough for a dtype's byte statistics, little next to moving the tensor.
 const ratioSample = 64 << 10
 
-// gain is the least time (or space, when nearly full) a codec must be
-// expected to save over the best one before it, in the order of
-// candidates, to be chosen: estimates within it are noise, and the
-// simpler codec is the surer one.
-const gain = 0.02
+// gain is the least share of time (or space, when nearly full) a codec
+// must be expected to save over the best one before it, in the order of
+// candidates (none first), to be chosen. The estimates it compares are
+// that noisy: codec speeds measured once on a shared machine, a link
+// fitted to recent transfers, a ratio from a sample. Within it the
+// simpler codec is the surer one, and a choice that flips between none
+// and a codec from one tensor to the next pays for both.
+const gain = 0.1
 
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.
@@ -81,8 +87,8 @@ func (h *Hint) factor(c Codec) float64 {
 func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
-// is given. Moving takes move = stored/link, of which LinkCPU keeps the
-// CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
+// is given. Moving takes move = stored/rate (the write's or the read's),
+// of which LinkCPU keeps the CPU busy; coding takes code = raw/speed with all the CPU. Streamed, the
 // two overlap as far as the CPU allows: time ~ max(move, code +
 // LinkCPU*move) + latency; not streamed, code + move + latency. Reads
 // likewise with decode speed. Codecs whose speed is unknown are left out;
@@ -105,14 +111,22 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 			continue // it would only cost time: the frame stores such chunks raw
 		}
 		stored := float64(raw) / r
-		move := stored / h.LinkBytesPerSecond
+		readRate, readLatency := h.readLink()
 		out = append(out, Cost{
 			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
-			Write: h.combine(float64(raw)/sp.Encode, move) + h.LinkLatency,
-			Read:  h.combine(float64(raw)/sp.Decode, move) + h.LinkLatency,
+			Write: h.combine(float64(raw)/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency,
+			Read:  h.combine(float64(raw)/sp.Decode, stored/readRate) + readLatency,
 		})
 	}
 	return out
+}
+
+// readLink is the rate and latency of reads.
+func (h *Hint) readLink() (float64, float64) {
+	if h.ReadBytesPerSecond > 0 {
+		return h.ReadBytesPerSecond, h.ReadLatency
+	}
+	return h.LinkBytesPerSecond, h.LinkLatency
 }
 
 func (h *Hint) combine(code, move float64) float64 {

@@ -162,3 +162,30 @@ func TestAutoTinyTensorsGetNone(t *testing.T) {
 		t.Errorf("bf16 of CodeMin*2 bytes: %s", got)
 	}
 }
+
+// A codec expected to save less time than the model's noise (gain) loses
+// to none: 5% faster on paper is not faster for sure.
+func TestAutoPrefersNoneWithinNoise(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	t0 := map[ID]float64{}
+	for _, c := range h.Costs(meta, int64(len(bf16)), bf16) {
+		t0[c.Codec.ID()] = c.Write + c.Read
+	}
+	for _, tc := range []struct {
+		share float64 // planes' expected time over none's
+		want  string
+	}{{0.95, "none"}, {0.8, "planes"}} {
+		f := tc.share * t0[IDNone] / t0[IDPlanes]
+		h.Factor = func(c Codec) float64 {
+			if c.ID() == IDPlanes {
+				return f
+			}
+			return 1
+		}
+		if got := pick(t, tensor.BFloat16, bf16, h); got != tc.want {
+			t.Errorf("planes at %v of none's time: %s, want %s", tc.share, got, tc.want)
+		}
+	}
+}

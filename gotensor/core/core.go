@@ -37,7 +37,18 @@ type Store struct {
 	usage    usageCache
 	probe    sync.Once  // the link probe (see probeLink)
 	choices  choices    // recent "auto" choices
-	choosing sync.Mutex // held while "auto" weighs
+	choosing classLocks // held while "auto" weighs for a kind of tensor
+	calls    calls      // writes and reads in flight, for factors learnt from writes that ran alone
+}
+
+// coding marks s coding with c until the returned func is called (see
+// linkEstimate); none only copies, which moving bytes does too.
+func (s *Store) coding(c codec.ID) func() {
+	if c == codec.IDNone {
+		return func() {}
+	}
+	s.link.codingBegins()
+	return s.link.codingEnds
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -117,11 +128,11 @@ func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, e
 		err = s.st.Put(ctx, key, f)
 	}
 	if err != nil {
-		s.link.end(0, start)
+		s.link.end(toStore, -1, start)
 		s.frames.Put(f)
 		return 0, err
 	}
-	s.link.end(int64(len(f)), start)
+	s.link.end(toStore, int64(len(f)), start)
 	return s.now().Sub(start), nil
 }
 
@@ -134,16 +145,17 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 		return err
 	}
 	start := s.now()
+	call := s.calls.begin()
+	var c codec.Codec
+	var expected float64
+	defer func() {
+		if s.calls.end(call) && err == nil && expected > 0 {
+			s.factors.observe(c, s.now().Sub(start).Seconds(), expected)
+		}
+	}()
 	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
 	if err != nil {
 		return err
-	}
-	if expected > 0 {
-		defer func() {
-			if err == nil {
-				s.factors.observe(c, s.now().Sub(start).Seconds(), expected)
-			}
-		}()
 	}
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
@@ -152,7 +164,9 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
+	done := s.coding(c.ID())
 	f, err := w.Encode(raw)
+	done()
 	if err != nil {
 		return err
 	}
@@ -181,12 +195,12 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 	if store.Streams(s.st) {
 		s.probe.Do(func() { s.probeLink(ctx) })
 	}
-	// One writer weighs at a time: the others of a batch wait for its
-	// choice and reuse it.
-	s.choosing.Lock()
-	defer s.choosing.Unlock()
+	// One writer weighs a kind of tensor at a time: the others of its kind
+	// in a batch wait for its choice and reuse it; other kinds go on.
+	unlock := s.choosing.lock(keyOf(meta, len(raw)))
+	defer unlock()
 	now := s.now()
-	if ch, ok := s.choices.get(meta, len(raw), now, s.link.estimate().BytesPerSecond); ok {
+	if ch, ok := s.choices.get(meta, len(raw), now, linkTime(s.link.estimate(), len(raw))); ok {
 		return ch.c, 0, ch.expected * float64(len(raw)), nil
 	}
 	hint := s.hint(meta, raw)
@@ -198,7 +212,9 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 		s.trace(meta, raw, hint, c)
 	}
 	if hint.Expected > 0 && len(raw) > 0 {
-		s.choices.put(meta, len(raw), choice{c: c, expected: hint.Expected / float64(len(raw)), at: now, link: hint.LinkBytesPerSecond})
+		l := Link{BytesPerSecond: hint.LinkBytesPerSecond, LatencySeconds: hint.LinkLatency,
+			ReadBytesPerSecond: hint.ReadBytesPerSecond, ReadLatencySeconds: hint.ReadLatency}
+		s.choices.put(meta, len(raw), choice{c: c, expected: hint.Expected / float64(len(raw)), at: now, link: linkTime(l, len(raw))})
 	}
 	return c, param, hint.Expected, nil
 }
@@ -216,6 +232,7 @@ type Writer struct {
 	s      *Store
 	key    string
 	codec  string
+	c      codec.Codec
 	start  time.Time
 	encode atomic.Int64 // nanoseconds spent in WriteAt
 	*frame.Writer
@@ -224,7 +241,9 @@ type Writer struct {
 // WriteAt encodes one part (see frame.Writer.WriteAt).
 func (w *Writer) WriteAt(part []byte, off int64) error {
 	start := w.s.now()
+	done := w.s.coding(w.c.ID())
 	err := w.Writer.WriteAt(part, off)
+	done()
 	w.encode.Add(int64(w.s.now().Sub(start)))
 	return err
 }
@@ -243,7 +262,7 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{s: s, key: key, codec: c.Name(), start: s.now(), Writer: w}, nil
+	return &Writer{s: s, key: key, codec: c.Name(), c: c, start: s.now(), Writer: w}, nil
 }
 
 // Commit stores the frame once every part is written.
@@ -277,6 +296,7 @@ type Fetched struct {
 	done    atomic.Bool  // released
 	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
+	call    callToken    // the read in s.calls, ended by Release
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -285,15 +305,17 @@ type Fetched struct {
 func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	defer func() { s.stats.op(OpRead, err) }()
 	start := s.now()
+	call := s.calls.begin()
 	if store.Streams(s.st) {
 		f, err = s.fetchStreamed(ctx, s.st.(store.Streamer), key)
 	} else {
 		f, err = s.fetchWhole(ctx, key)
 	}
 	if err != nil {
+		s.calls.end(call)
 		return nil, err
 	}
-	f.start = start
+	f.start, f.call = start, call
 	return f, nil
 }
 
@@ -324,7 +346,7 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 // moved ends a transfer begun (link.begin) at start that brought n bytes
 // from the store, counted in the stats when it succeeded.
 func (s *Store) moved(n int64, start time.Time, err error) {
-	s.link.end(n, start)
+	s.link.end(fromStore, n, start)
 	if err == nil {
 		s.stats.fetched(n, s.now().Sub(start))
 	}
@@ -357,7 +379,9 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 		return errs.New(errs.InvalidArgument, "key %q: fetched frame decoded after Release", f.key)
 	}
 	start := f.s.now()
+	done := f.s.coding(f.Header.Codec)
 	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
+	done()
 	if f.remote && errs.Is(err, errs.CorruptData) {
 		err = f.decodeCurrent(ctx, off, dst)
 	}
@@ -393,6 +417,7 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
+		f.s.calls.end(f.call)
 		if d := f.decoded.Load(); d > 0 {
 			f.s.stats.read(0, time.Duration(d))
 		}
@@ -433,7 +458,7 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
 	start := s.link.begin()
 	b, size, err := s.st.Head(ctx, key, 4096)
-	s.link.end(int64(len(b)), start)
+	s.link.end(fromStore, int64(len(b)), start)
 	if err != nil {
 		return nil, err
 	}
@@ -469,7 +494,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	start := s.link.begin()
 	ok, err := s.st.Has(ctx, key)
-	s.link.end(0, start)
+	s.link.end(fromStore, 0, start)
 	s.stats.op(OpExists, err)
 	return ok, err
 }

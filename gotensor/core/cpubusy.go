@@ -3,16 +3,20 @@ package core
 import (
 	"net"
 	"net/url"
+	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// cpuTimes is a snapshot of the CPU this process has used and of the
-// CPU time the machine has had, in nanoseconds: wall time times cores.
-// Only this process counts as busy: other work on the machine shares the
-// cores with coding and moving alike.
+// cpuTimes is a snapshot of the CPU this process has used (busy) and of
+// the CPU time it could have had (total): its own plus the machine's idle
+// time, in nanoseconds. Other work on the machine takes CPU from coding
+// and moving alike, so it counts as neither busy nor available: on a
+// loaded machine moving takes a larger share of what is left. Where the
+// idle time cannot be read, total is wall time times cores.
 type cpuTimes struct{ busy, total uint64 }
 
 // readCPU reads the process's CPU time; false where it cannot.
@@ -21,9 +25,38 @@ func readCPU() (cpuTimes, bool) {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return cpuTimes{}, false
 	}
-	busy := ru.Utime.Nano() + ru.Stime.Nano()
+	busy := uint64(ru.Utime.Nano() + ru.Stime.Nano())
+	if idle, ok := machineIdle(); ok {
+		return cpuTimes{busy: busy, total: busy + idle}, true
+	}
 	total := time.Now().UnixNano() * int64(runtime.NumCPU())
-	return cpuTimes{busy: uint64(busy), total: uint64(total)}, true
+	return cpuTimes{busy: busy, total: uint64(total)}, true
+}
+
+// clockTick is the unit of /proc/stat's times (USER_HZ, 100 on Linux).
+const clockTick = uint64(10 * time.Millisecond)
+
+// machineIdle is the time all cores have been idle (iowait included)
+// since boot, from /proc/stat; false where it cannot be read.
+func machineIdle() (uint64, bool) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, false
+	}
+	var idle uint64
+	for _, v := range f[4:6] { // idle, iowait
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		idle += n
+	}
+	return idle * clockTick, true
 }
 
 // cpuShare is the share of the machine's CPU this process used from a to

@@ -105,11 +105,20 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
+		ReadBytesPerSecond: l.ReadBytesPerSecond,
+		ReadLatency:        l.ReadLatencySeconds,
 		LinkCPU:            l.CPUShare,
-		Streamed:           s.streams(int64(len(raw))),
-		Capacity:           u.Capacity,
-		Used:               u.Bytes,
+		// A write beside others (a batch) overlaps its coding with their
+		// moving, as a streamed one does with its own.
+		Streamed: s.streams(int64(len(raw))) || s.calls.inFlight() > 1,
+		Capacity: u.Capacity,
+		Used:     u.Bytes,
 		Speed: func(c codec.Codec) (codec.Speed, bool) {
+			if sp, ok := s.speed(meta.DType, c, nil); ok { // known: nothing to measure
+				return sp, ok
+			}
+			s.link.codingBegins() // measuring codes a lot (sampling the ratio, little)
+			defer s.link.codingEnds()
 			return s.speed(meta.DType, c, raw)
 		},
 		Factor: s.factors.get,
@@ -200,12 +209,54 @@ var traceAuto = os.Getenv("GOTENSOR_AUTO_TRACE") != ""
 
 func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.Codec) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link %.3g B/s latency %.3g s cpu %.2f streamed %v -> %s\n",
-		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.LinkCPU, h.Streamed, chosen.Name())
+	fmt.Fprintf(&b, "gotensor auto: %s %s%v %d B: link out %.3g B/s + %.3g s, in %.3g B/s + %.3g s, cpu %.2f streamed %v -> %s\n",
+		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
 		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",
 			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Factor)
 	}
 	os.Stderr.WriteString(b.String())
+}
+
+// calls counts a store's writes and reads in flight: a write's time says
+// how far the model was off only when it ran alone, as the model weighs
+// one tensor at a time. In a batch each write also waits on the others'
+// moving and coding, and whichever codec a batch used would take the
+// blame for the whole batch.
+type calls struct {
+	mu      sync.Mutex
+	active  int
+	started uint64
+}
+
+// callToken is what begin hands end: whether the call began alone, and
+// how many calls had started by then.
+type callToken struct {
+	alone   bool
+	started uint64
+}
+
+// inFlight is the number of calls in flight.
+func (c *calls) inFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active
+}
+
+func (c *calls) begin() callToken {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active++
+	c.started++
+	return callToken{alone: c.active == 1, started: c.started}
+}
+
+// end says whether the call begun with t ran alone: none other was in
+// flight when it began, and none began before it ended.
+func (c *calls) end(t callToken) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active--
+	return t.alone && c.started == t.started
 }

@@ -211,29 +211,69 @@ func TestAutoFollowsTheLink(t *testing.T) {
 	}
 }
 
-// Transfers in flight together count the link busy once, not once each;
-// a small transfer that ran alone is a latency sample.
+// Transfers in flight together count the link busy once, not once each:
+// two overlapping transfers are one busy period of their bytes.
 func TestLinkEstimateCountsOverlapOnce(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	e := newLinkEstimate("tcp://x:1", clock.now)
-	e.l.BytesPerSecond, e.l.LatencySeconds = 0, 0
-	a := e.begin()
-	clock.advance(time.Second)
-	b := e.begin() // a second transfer while the first is in flight
-	clock.advance(time.Second)
-	e.end(1<<20, a)
-	clock.advance(time.Second)
-	e.end(1<<20, b) // 2 MiB in 3 s of busy link, not in 5 s of transfers
-	if got, want := e.estimate().BytesPerSecond, linkWeight*float64(2<<20)/3; math.Abs(got-want) > 1 {
-		t.Fatalf("throughput %v, want %v", got, want)
+	var got []fitSums
+	for _, overlap := range []bool{false, true} {
+		e.fit = [2]fitSums{}
+		a := e.begin()
+		clock.advance(time.Second)
+		if overlap {
+			b := e.begin() // a second transfer while the first is in flight
+			clock.advance(time.Second)
+			e.end(toStore, 1<<20, a)
+			clock.advance(time.Second)
+			e.end(toStore, 1<<20, b) // 2 MiB in 3 s of busy link, not in 5 s of transfers
+		} else {
+			clock.advance(2 * time.Second)
+			e.end(toStore, 2<<20, a)
+		}
+		got = append(got, e.fit[toStore])
 	}
-	clock.advance(5 * time.Second) // idle
-	c := e.begin()
-	clock.advance(time.Millisecond)
-	e.end(100, c)
+	if got[0] != got[1] || math.Abs(got[0].t-linkWeight*3) > 1e-9 || got[0].n != linkWeight*(2<<20) {
+		t.Fatalf("alone %+v, overlapping %+v", got[0], got[1])
+	}
+}
+
+// The link is fitted as time = latency + bytes/rate over transfers of all
+// sizes, each way on its own; busy periods that overlapped coding, or a transfer marked as not
+// saying anything of the link, are left out.
+func TestLinkEstimateFitsLatencyAndRate(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	e := newLinkEstimate("tcp://x:1", clock.now) // seeded 1.25 GB/s, 100 us
+	const lat, rate = 2e-3, 500e6                // writes
+	const readLat, readRate = 1e-3, 2e9          // reads: a node sends faster than it takes
+	moveWay := func(d direction, n int64) {
+		l, r := lat, rate
+		if d == fromStore {
+			l, r = readLat, readRate
+		}
+		start := e.begin()
+		clock.advance(time.Duration((l + float64(n)/r) * 1e9))
+		e.end(d, n, start)
+	}
+	for i := range 40 {
+		moveWay(toStore, int64(64<<10)<<(i%6)) // 64 KiB to 2 MiB
+		moveWay(fromStore, int64(64<<10)<<(i%6))
+	}
 	l := e.estimate()
-	if math.Abs(l.LatencySeconds-linkWeight*1e-3) > 1e-12 || l.Samples != 2 {
-		t.Fatalf("latency %v after %d samples", l.LatencySeconds, l.Samples)
+	if math.Abs(l.LatencySeconds/lat-1) > 0.05 || math.Abs(l.BytesPerSecond/rate-1) > 0.05 ||
+		math.Abs(l.ReadLatencySeconds/readLat-1) > 0.05 || math.Abs(l.ReadBytesPerSecond/readRate-1) > 0.05 {
+		t.Fatalf("fit %+v, want latency %v rate %v, reads %v %v", l, lat, rate, readLat, readRate)
+	}
+	move := func(n int64) { moveWay(toStore, n) }
+	before := e.fit
+	e.codingBegins()
+	move(1 << 20)
+	e.codingEnds()
+	start := e.begin()
+	clock.advance(time.Second)
+	e.end(toStore, -1, start)
+	if e.fit != before {
+		t.Fatal("a period that overlapped coding, or a marked transfer, was fitted")
 	}
 }
 

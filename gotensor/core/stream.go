@@ -47,30 +47,36 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	if err != nil {
 		return err
 	}
+	var at int64
+	var encode, move time.Duration
+	var sending time.Time // when the first part left: the link's transfer began
 	defer func() {
 		if err != nil {
 			sink.Abort()
+			if !sending.IsZero() {
+				s.link.end(toStore, -1, sending)
+			}
 		}
 	}()
 	cs := w.ChunkSize()
 	piece := max(cs, StreamPiece/cs*cs)
-	var at int64
-	var encode, move time.Duration
-	var sending time.Time // when the first part left
 	c0, cok := s.cpu()
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
 		}
 		t0 := s.now()
-		if err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p); err != nil {
+		done := s.coding(c.ID())
+		err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p)
+		done()
+		if err != nil {
 			return err
 		}
 		t1 := s.now()
 		encode += t1.Sub(t0)
 		for _, b := range w.Take() {
 			if sending.IsZero() {
-				sending = s.now()
+				sending = s.link.begin()
 			}
 			if err := sink.WritePart(at, b); err != nil {
 				return err
@@ -90,21 +96,26 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	end := s.now()
 	move += end.Sub(t0)
 	stored := at + int64(len(hdr))
-	s.observeWrite(stored, encode, move, end.Sub(sending), c0, cok)
+	s.observeWrite(stored, encode, move, sending, c0, cok)
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
 	return nil
 }
 
-// observeWrite adds a streamed write of stored bytes to the link estimate
-// when the link, not coding, held it back (it waited on the link at least
-// as long as it coded): then the link was busy from the first part sent
-// to the commit (sending), with the CPU share since cpu0 less coding's. A write that
-// coding held back only says the link is at least that fast.
-func (s *Store) observeWrite(stored int64, encode, move, sending time.Duration, cpu0 cpuTimes, cpuOK bool) {
-	if move < encode || sending <= 0 {
+// observeWrite ends the link transfer of a streamed write of stored bytes
+// begun at sending. It is a sample of the link when the link, not coding,
+// held the write back (it waited on the link at least as long as it
+// coded), and then also of the CPU share moving took since cpu0, less
+// coding's. A write that coding held back only says the link is at least
+// that fast: it is left out.
+func (s *Store) observeWrite(stored int64, encode, move time.Duration, sending time.Time, cpu0 cpuTimes, cpuOK bool) {
+	if sending.IsZero() {
 		return
 	}
-	s.link.observe(stored, sending)
+	if move < encode {
+		s.link.end(toStore, -1, sending)
+		return
+	}
+	s.link.end(toStore, stored, sending)
 	if c1, ok := s.cpu(); ok && cpuOK {
 		// what coding took (its workers busy for encode) is not moving's
 		c1.busy -= min(c1.busy-cpu0.busy, uint64(encode.Nanoseconds())*uint64(parallel.Workers()))

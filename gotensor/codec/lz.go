@@ -7,14 +7,16 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
+	"github.com/gotensor/gotensor/gotensor/codec/internal/libzstd"
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
 // lz4Block is the LZ4 block format (no frame), which a BlueField-3
-// decompresses in hardware. zstdCodec is a zstd frame at the fastest level
-// with entropy-coded literals; shuffleZstd is byte planes (as in planes)
-// in one such frame.
+// decompresses in hardware. zstdCodec is one zstd frame per chunk, written
+// and read by libzstd where the build has it (tag libzstd) and by
+// klauspost/compress otherwise: the same stream either way, each reads the
+// other's. shuffleZstd is byte planes (as in planes) in one such frame.
 type (
 	lz4Block    struct{}
 	zstdCodec   struct{}
@@ -59,6 +61,26 @@ func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
 var (
+	// zstdLib are the libzstd parameters, chosen on real weights with
+	// TestSearchParams (internal/libzstd) against zstandard's level 3 on
+	// the whole tensor, the frame header and chunk table counted. Float
+	// weights are nearly all literals: the ratio is the Huffman coding of
+	// literals, and its cost most of the time at any level (levels -3..3
+	// run within 1.25x of each other). Level 1 (fast) with level 3's hash
+	// table and minimum match finds level 3's matches (float32 needs
+	// them); 96 KiB blocks rather than 128 give each stretch of a
+	// mixed-tensor chunk its own Huffman table (stories260K bf16, f16:
+	// -100 B against level 3's 0.5 MB, where 128 KiB blocks lose 180;
+	// all-MiniLM's uniform 1 MiB chunks pay 0.01% for them); smaller
+	// blocks gain more on stories260K but lose more on all-MiniLM and
+	// run slower. No checksum (the frame has CRC32C) or content size.
+	zstdLib = sync.OnceValue(func() *libzstd.Encoder {
+		e, err := libzstd.NewEncoder(libzstd.Params{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10})
+		if err != nil {
+			panic(err)
+		}
+		return e
+	})
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
 		// Huffman-coded literals even where the fastest level would store
 		// them: float weights are nearly all literals (ratio 1.32 on bf16
@@ -81,11 +103,24 @@ var (
 	})
 )
 
-func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
-	return zstdEnc().EncodeAll(src, dst[:0]), 0, nil
+// zstdCompress appends one zstd frame holding src to dst[:0].
+func zstdCompress(dst, src []byte) ([]byte, error) {
+	if libzstd.Built {
+		return zstdLib().Compress(dst, src)
+	}
+	return zstdEnc().EncodeAll(src, dst[:0]), nil
 }
 
-func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
+// zstdDecompress fills all of dst from the zstd frame src.
+func zstdDecompress(dst, src []byte) error {
+	if libzstd.Built {
+		return libzstd.Decompress(dst, src)
+	}
+	return zstdDecodeGo(dst, src)
+}
+
+// zstdDecodeGo is klauspost's decoder, the pure-Go twin of libzstd's.
+func zstdDecodeGo(dst, src []byte) error {
 	out, err := zstdDec().DecodeAll(src, dst[:0:len(dst)])
 	if err != nil {
 		return corrupt("zstd: %v", err)
@@ -94,6 +129,15 @@ func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
 		return corrupt("zstd: frame decoded to %d bytes, want %d", len(out), len(dst))
 	}
 	return nil
+}
+
+func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
+	out, err := zstdCompress(dst, src)
+	return out, 0, err
+}
+
+func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
+	return zstdDecompress(dst, src)
 }
 
 func (shuffleZstd) ID() ID                       { return IDShuffleZstd }
@@ -108,7 +152,8 @@ func (shuffleZstd) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	splitPlanes(ps.planes(k, len(src)/k), src, k, rot)
-	return zstdEnc().EncodeAll(ps.buf[:len(src)], dst[:0]), 0, nil
+	out, err := zstdCompress(dst, ps.buf[:len(src)])
+	return out, 0, err
 }
 
 func (shuffleZstd) Decode(dst, src []byte, in Info, _ uint32) error {
@@ -119,7 +164,7 @@ func (shuffleZstd) Decode(dst, src []byte, in Info, _ uint32) error {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	pl := ps.planes(k, len(dst)/k)
-	if err := (zstdCodec{}).Decode(ps.buf[:len(dst)], src, in, 0); err != nil {
+	if err := zstdDecompress(ps.buf[:len(dst)], src); err != nil {
 		return err
 	}
 	mergePlanes(dst, pl, k, rot)

@@ -35,7 +35,11 @@ func TestLibzstdMatchesPureGo(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for i, src := range zstdInputs(t) {
-		lib, err := zstdLib().Compress(make([]byte, 0, 2*len(src)+64), src)
+		e, err := zstdLib()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib, err := e.Compress(make([]byte, 0, 2*len(src)+64), src)
 		if err != nil {
 			t.Fatal(err)
 		}

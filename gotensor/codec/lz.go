@@ -61,24 +61,28 @@ func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
 var (
-	// zstdLib are the libzstd parameters, chosen on real weights with
-	// TestSearchParams (internal/libzstd) against zstandard's level 3 on
-	// the whole tensor, the frame header and chunk table counted. Float
-	// weights are nearly all literals: the ratio is the Huffman coding of
-	// literals, and its cost most of the time at any level (levels -3..3
-	// run within 1.25x of each other). Level 1 (fast) with level 3's hash
-	// table and minimum match finds level 3's matches (float32 needs
-	// them); 96 KiB blocks rather than 128 give each stretch of a
-	// mixed-tensor chunk its own Huffman table (stories260K bf16, f16:
-	// 101 and 117 B under zstandard 1.5.7's level 3 on 0.5 MB, where
-	// 128 KiB blocks are 181 and 55 B over; all-MiniLM bf16, 1 MiB chunks
-	// of larger tensors, pays 2.5 KB of 35 MB for them and stays 4 KB,
-	// 0.012%, over level 3: no setting at this speed reaches it there
-	// with libzstd 1.5.4); smaller blocks gain more on stories260K but
-	// lose more on all-MiniLM and run slower. No checksum (the frame has
-	// CRC32C) or content size.
+	// zstdLib and zstdLibLarge are the libzstd parameters, chosen on real
+	// weights with TestSearchParams (internal/libzstd) against zstandard's
+	// level 3 on the whole tensor, the frame header and chunk table
+	// counted. Float weights are nearly all literals: the ratio is the
+	// Huffman coding of literals, and its cost most of the time at any
+	// level (levels -3..3 run within 1.25x of each other). Chunks under
+	// 1 MiB (small tensors, or a mid-size one split for parallel coding:
+	// stretches of several tensors) take level 1 (fast) with level 3's
+	// hash table and minimum match, which finds level 3's matches (float32
+	// needs them), and 96 KiB blocks rather than 128, each stretch its own
+	// Huffman table (stories260K bf16, f16: 101 and 117 B under zstandard
+	// 1.5.7's level 3 on 0.5 MB, where 128 KiB blocks are 181 and 55 B
+	// over). Chunks of 1 MiB and more lie inside large tensors, where one
+	// table per 128 KiB costs less, and their size affords level 3's
+	// double-fast search at level 1's window: on all-MiniLM bf16 96 KiB
+	// blocks are 545 B over level 3, these 2.3 KB under, compressing at
+	// 1.3x its speed. No checksum (the frame has CRC32C) or content size.
 	zstdLib = sync.OnceValues(func() (*libzstd.Encoder, error) {
 		return libzstd.NewEncoder(libzstd.Params{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10})
+	})
+	zstdLibLarge = sync.OnceValues(func() (*libzstd.Encoder, error) {
+		return libzstd.NewEncoder(libzstd.Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5})
 	})
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
 		// Huffman-coded literals even where the fastest level would store
@@ -102,10 +106,18 @@ var (
 	})
 )
 
+// zstdLargeChunk is the chunk size from which zstdLibLarge's parameters
+// code a chunk.
+const zstdLargeChunk = 1 << 20
+
 // zstdCompress appends one zstd frame holding src to dst[:0].
 func zstdCompress(dst, src []byte) ([]byte, error) {
 	if libzstd.Built {
-		e, err := zstdLib()
+		pick := zstdLib
+		if len(src) >= zstdLargeChunk {
+			pick = zstdLibLarge
+		}
+		e, err := pick()
 		if err != nil {
 			return nil, err
 		}

@@ -59,6 +59,7 @@ func layout(d tensor.DType) (k int, rot bool) {
 type planeScratch struct {
 	buf   []byte
 	huff  huff0.Scratch
+	x2    huffX2 // the double-symbol decoder's table
 	hist  [256]uint32
 	plane [8][]byte
 	lit   literalTables // shuffle-deflate's pure-Go decoder
@@ -198,7 +199,7 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	var err error
 	for j, m := range modes {
 		if m == planeBlocks {
-			if rest, err = decodePlane(pl[j], rest, &ps.huff); err != nil {
+			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2); err != nil {
 				return err
 			}
 		}
@@ -210,7 +211,7 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	return nil
 }
 
-func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
+func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
 		if len(src) < 4 {
@@ -238,7 +239,7 @@ func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
 				blk[i] = payload[0]
 			}
 		case modeHuff0:
-			if err := huffDecode(blk, payload, hs); err != nil {
+			if err := huffDecode(blk, payload, hs, x2); err != nil {
 				return nil, err
 			}
 		default:
@@ -248,18 +249,21 @@ func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
 	return src, nil
 }
 
-func huffDecode(blk, payload []byte, hs *huff0.Scratch) error {
+// huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and
+// more) with the double-symbol decoder, 1-stream ones with huff0's.
+func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2) error {
+	if len(blk) >= 256 {
+		rem, err := x2.readTable(payload)
+		if err != nil {
+			return err
+		}
+		return x2.decode4X(blk, rem)
+	}
 	s, rem, err := huff0.ReadTable(payload, hs)
 	if err != nil {
 		return corrupt("planes: huff0 table: %v", err)
 	}
-	d := s.Decoder()
-	var out []byte
-	if len(blk) < 256 {
-		out, err = d.Decompress1X(blk[:0:len(blk)], rem)
-	} else {
-		out, err = d.Decompress4X(blk[:0:len(blk)], rem)
-	}
+	out, err := s.Decoder().Decompress1X(blk[:0:len(blk)], rem)
 	if err != nil {
 		return corrupt("planes: huff0: %v", err)
 	}

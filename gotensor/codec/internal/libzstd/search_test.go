@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -28,12 +29,19 @@ func TestSearchParams(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.bin"))
 	chunk := 1 << 20
 	var cands []Params
-	for _, bs := range []int{0, 32 << 10, 64 << 10, 96 << 10} {
+	for _, bs := range []int{0, 32 << 10, 64 << 10, 96 << 10, 112 << 10} {
 		cands = append(cands, Params{Level: 1, MaxBlockSize: bs}, Params{Level: 2, MaxBlockSize: bs}, Params{Level: 3, MaxBlockSize: bs},
 			Params{Level: 1, MinMatch: 5, HashLog: 17, MaxBlockSize: bs}, Params{Level: 1, MinMatch: 6, HashLog: 16, MaxBlockSize: bs})
+		// level 3's double-fast search at level 1's window, and level 1 with
+		// a larger hash table: what a 1 MiB chunk can afford
+		cands = append(cands, Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5, MaxBlockSize: bs},
+			Params{Level: 1, HashLog: 18, MinMatch: 5, MaxBlockSize: bs}, Params{Level: 2, HashLog: 17, MinMatch: 5, MaxBlockSize: bs})
 		for _, l := range []int{-1, -3} {
 			cands = append(cands, Params{Level: l, HuffLiterals: true, MaxBlockSize: bs})
 		}
+	}
+	if only := os.Getenv("GOTENSOR_ZSTD_SEARCH_ONLY"); only != "" { // a subset: candidates whose description has this text
+		cands = slices.DeleteFunc(cands, func(p Params) bool { return !strings.Contains(describe(p), only) })
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

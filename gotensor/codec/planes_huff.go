@@ -243,25 +243,31 @@ func (t *huffX2) fast4(dst, src []byte, st *[4]huffStream) {
 		if k <= 0 {
 			break
 		}
-		for ; k > 0; k-- {
-			for i := range hot {
-				h := hot[i]
-				h.off -= int(h.used >> 3)
-				h.used &= 7
-				h.v = binary.LittleEndian.Uint64(src[h.off-8:]) << h.used
-				for range 5 {
-					e := tb[h.v>>(64-huffLogMax)]
-					binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>16))
-					h.op += int(e>>8) & 3
-					h.v <<= e & 63
-					h.used += uint(e & 0xff)
-				}
-				hot[i] = h
-			}
-		}
+		huffRounds4(&hot, tb, src, dst, k)
 	}
 	for i := range hot {
 		st[i].used, st[i].off, st[i].op = hot[i].used, hot[i].off, hot[i].op
+	}
+}
+
+// huffRounds4Go runs k of fast4's rounds: the Go twin of the amd64
+// assembly, which must match it.
+func huffRounds4Go(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
+	for ; k > 0; k-- {
+		for i := range hot {
+			h := hot[i]
+			h.off -= int(h.used >> 3)
+			h.used &= 7
+			h.v = binary.LittleEndian.Uint64(src[h.off-8:]) << h.used
+			for range 5 {
+				e := tb[h.v>>(64-huffLogMax)]
+				binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>16))
+				h.op += int(e>>8) & 3
+				h.v <<= e & 63
+				h.used += uint(e & 0xff)
+			}
+			hot[i] = h
+		}
 	}
 }
 

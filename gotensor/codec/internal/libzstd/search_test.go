@@ -35,7 +35,11 @@ func TestSearchParams(t *testing.T) {
 		// level 3's double-fast search at level 1's window, and level 1 with
 		// a larger hash table: what a 1 MiB chunk can afford
 		cands = append(cands, Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5, MaxBlockSize: bs},
-			Params{Level: 1, HashLog: 18, MinMatch: 5, MaxBlockSize: bs}, Params{Level: 2, HashLog: 17, MinMatch: 5, MaxBlockSize: bs})
+			Params{Level: 1, HashLog: 18, MinMatch: 5, MaxBlockSize: bs}, Params{Level: 2, HashLog: 17, MinMatch: 5, MaxBlockSize: bs},
+			Params{Level: 1, Strategy: 2, HashLog: 18, ChainLog: 17, MinMatch: 5, MaxBlockSize: bs},
+			Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 4, MaxBlockSize: bs},
+			Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 6, MaxBlockSize: bs},
+			Params{Level: 1, Strategy: 3, HashLog: 17, ChainLog: 16, SearchLog: 1, MinMatch: 5, MaxBlockSize: bs})
 		for _, l := range []int{-1, -3} {
 			cands = append(cands, Params{Level: l, HuffLiterals: true, MaxBlockSize: bs})
 		}

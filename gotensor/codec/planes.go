@@ -250,9 +250,10 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 }
 
 // huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and
-// more) with the double-symbol decoder, 1-stream ones with huff0's.
+// more) with the double-symbol decoder where it has its fast loop
+// (huffFast), the rest with huff0's.
 func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2) error {
-	if len(blk) >= 256 {
+	if len(blk) >= 256 && huffFast {
 		rem, err := x2.readTable(payload)
 		if err != nil {
 			return err
@@ -263,7 +264,13 @@ func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2) error {
 	if err != nil {
 		return corrupt("planes: huff0 table: %v", err)
 	}
-	out, err := s.Decoder().Decompress1X(blk[:0:len(blk)], rem)
+	d := s.Decoder()
+	var out []byte
+	if len(blk) < 256 {
+		out, err = d.Decompress1X(blk[:0:len(blk)], rem)
+	} else {
+		out, err = d.Decompress4X(blk[:0:len(blk)], rem)
+	}
 	if err != nil {
 		return corrupt("planes: huff0: %v", err)
 	}

@@ -22,8 +22,8 @@ const (
 // whatever the block's table log (shorter tables repeat each entry), so
 // that the second of two symbols may use the bits a short table log
 // leaves: single[i] is the first symbol | its bits<<8; double[i] is the
-// bits used | the symbols' count (1 or 2)<<8 | the symbols<<16 (the first
-// in bits 16-23).
+// bits used | the symbols<<8 (the first in bits 8-15) | their count (1
+// or 2)<<24.
 type huffX2 struct {
 	log     uint8
 	weights [huffMaxSyms + 1]byte
@@ -122,11 +122,9 @@ func (t *huffX2) readTable(in []byte) ([]byte, error) {
 		s1 := t.single[i]
 		l1 := uint32(s1 >> 8)
 		s2 := t.single[(i<<l1)&mask]
-		if l2 := uint32(s2 >> 8); l1+l2 <= huffLogMax {
-			t.double[i] = (l1 + l2) | 2<<8 | uint32(s1&0xff)<<16 | uint32(s2&0xff)<<24
-		} else {
-			t.double[i] = l1 | 1<<8 | uint32(s1&0xff)<<16
-		}
+		l2 := uint32(s2 >> 8)
+		two := uint32(int32(l1+l2-huffLogMax-1) >> 31) // all ones where the second code fits
+		t.double[i] = l1 | uint32(s1&0xff)<<8 | 1<<24 + two&(l2|uint32(s2&0xff)<<16|1<<24)
 	}
 	return in, nil
 }
@@ -191,13 +189,14 @@ func (t *huffX2) decode4X(dst, src []byte) error {
 	t.fast4(dst, src, &st)
 	for i := range st {
 		s := &st[i]
+		t.fast1(dst, src, s)
 		for s.op < s.end {
 			s.reload(src)
 			idx := (s.c << s.used) >> (64 - huffLogMax)
 			if s.end-s.op >= 2 {
 				e := t.double[idx&(1<<huffLogMax-1)]
-				binary.LittleEndian.PutUint16(dst[s.op:], uint16(e>>16))
-				s.op += int(e>>8) & 3
+				binary.LittleEndian.PutUint16(dst[s.op:], uint16(e>>8))
+				s.op += int(e >> 24)
 				s.used += uint(e & 0xff)
 			} else {
 				e := t.single[idx&(1<<huffLogMax-1)]
@@ -218,6 +217,9 @@ func (t *huffX2) decode4X(dst, src []byte) error {
 
 // huffHot is one stream's state in fast4: the window shifted past the
 // bits used, the bits used of the 8 bytes ending at off, the output offset.
+// A round sets the window's lowest bit, a bit no round reaches (at most 62
+// are used, and a lookup looks 11 bits ahead from at most the 51st): its
+// trailing zeros are then the bits used.
 type huffHot struct {
 	v       uint64
 	used    uint
@@ -250,6 +252,25 @@ func (t *huffX2) fast4(dst, src []byte, st *[4]huffStream) {
 	}
 }
 
+// fast1 goes on with one stream as fast4 does while it has room and
+// window: the streams fast4 left behind when the first ran short.
+func (t *huffX2) fast1(dst, src []byte, s *huffStream) {
+	h := huffHot{used: s.used, off: s.off, op: s.op}
+	for h.op+10 <= s.end && huffRounds(h.off, h.used) > 0 {
+		h.off -= int(h.used >> 3)
+		h.used &= 7
+		h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
+		for range 5 {
+			e := t.double[h.v>>(64-huffLogMax)]
+			binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
+			h.op += int(e >> 24)
+			h.v <<= e & 63
+		}
+		h.used = uint(bits.TrailingZeros64(h.v))
+	}
+	s.used, s.off, s.op = h.used, h.off, h.op
+}
+
 // huffRounds4Go runs k of fast4's rounds: the Go twin of the amd64
 // assembly, which must match it.
 func huffRounds4Go(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
@@ -258,14 +279,14 @@ func huffRounds4Go(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte
 			h := hot[i]
 			h.off -= int(h.used >> 3)
 			h.used &= 7
-			h.v = binary.LittleEndian.Uint64(src[h.off-8:]) << h.used
+			h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
 			for range 5 {
 				e := tb[h.v>>(64-huffLogMax)]
-				binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>16))
-				h.op += int(e>>8) & 3
+				binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
+				h.op += int(e >> 24)
 				h.v <<= e & 63
-				h.used += uint(e & 0xff)
 			}
+			h.used = uint(bits.TrailingZeros64(h.v))
 			hot[i] = h
 		}
 	}

@@ -2,6 +2,8 @@
 
 package codec
 
-func huffRounds4(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
-	huffRounds4Go(hot, tb, src, dst, k)
-}
+// huffFast is false: huff0's own decoder, with its assembly where it has
+// some, is the faster one without the double-symbol decoder's.
+const huffFast = false
+
+var huffRounds4 = huffRounds4Go

@@ -198,7 +198,7 @@ func BenchmarkHuffX2Real(b *testing.B) {
 			total += n
 		}
 		dst := make([]byte, planeBlock)
-		name := []string{"low", "top"}[j]
+		name := []string{"plane0", "plane1"}[j]
 		b.Run(name+"/huff0", func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()

@@ -239,3 +239,39 @@ func BenchmarkHuffX2Real(b *testing.B) {
 		})
 	}
 }
+
+// Planes' decoding of real float16 weights (one chunk of stories260K, one
+// core) with 4X blocks through each decoder.
+func BenchmarkPlanesF16Decode(b *testing.B) {
+	w := realWeights(b)
+	src := make([]byte, len(w)*2)
+	for i, x := range w {
+		storer(tensor.Float16)(src, i, x)
+	}
+	in := Info{Meta: tensor.Meta{DType: tensor.Float16, Shape: []int64{int64(len(w))}}}
+	enc, _, err := planes{}.Encode(nil, src, in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]byte, len(src))
+	was := huffFast
+	defer func() { huffFast = was }()
+	for _, fast := range []bool{false, true} {
+		if fast && !was {
+			continue
+		}
+		b.Run(map[bool]string{false: "huff0", true: "x2"}[fast], func(b *testing.B) {
+			huffFast = fast
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.SetBytes(int64(len(src)))
+			cpu := threadCPU()
+			for b.Loop() {
+				if err := (planes{}).Decode(dst, enc, in, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu, len(src))
+		})
+	}
+}

@@ -256,19 +256,30 @@ func (t *huffX2) fast4(dst, src []byte, st *[4]huffStream) {
 // window: the streams fast4 left behind when the first ran short.
 func (t *huffX2) fast1(dst, src []byte, s *huffStream) {
 	h := huffHot{used: s.used, off: s.off, op: s.op}
-	for h.op+10 <= s.end && huffRounds(h.off, h.used) > 0 {
+	for {
+		k := min((s.end-h.op)/10, huffRounds(h.off, h.used))
+		if k <= 0 {
+			break
+		}
+		huffRounds1(&h, &t.double, src, dst, k)
+	}
+	s.used, s.off, s.op = h.used, h.off, h.op
+}
+
+// huffRounds1Go is huffRounds4Go for one stream.
+func huffRounds1Go(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
+	for ; k > 0; k-- {
 		h.off -= int(h.used >> 3)
 		h.used &= 7
 		h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
 		for range 5 {
-			e := t.double[h.v>>(64-huffLogMax)]
+			e := tb[h.v>>(64-huffLogMax)]
 			binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
 			h.op += int(e >> 24)
 			h.v <<= e & 63
 		}
 		h.used = uint(bits.TrailingZeros64(h.v))
 	}
-	s.used, s.off, s.op = h.used, h.off, h.op
 }
 
 // huffRounds4Go runs k of fast4's rounds: the Go twin of the amd64

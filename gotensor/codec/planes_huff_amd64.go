@@ -20,3 +20,15 @@ var huffRounds4 = func(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []
 
 //go:noescape
 func huffRounds4BMI2(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst *byte, k int)
+
+// huffRounds1 is huffRounds4 for one stream.
+var huffRounds1 = func(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
+	if !huffFast {
+		huffRounds1Go(h, tb, src, dst, k)
+		return
+	}
+	huffRounds1BMI2(h, tb, &src[0], &dst[0], k)
+}
+
+//go:noescape
+func huffRounds1BMI2(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst *byte, k int)

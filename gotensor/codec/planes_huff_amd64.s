@@ -59,3 +59,18 @@ loop:
 	DECQ R10
 	JNZ  loop
 	RET
+
+// func huffRounds1BMI2(h *huffHot, tb *[2048]uint32, src, dst *byte, k int)
+TEXT ·huffRounds1BMI2(SB), NOSPLIT, $0-40
+	MOVQ h+0(FP), DI
+	MOVQ tb+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ dst+24(FP), R9
+	MOVQ k+32(FP), R10
+	MOVQ $53, R14
+
+loop1:
+	STREAM(0)
+	DECQ R10
+	JNZ  loop1
+	RET

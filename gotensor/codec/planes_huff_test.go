@@ -81,7 +81,22 @@ func skewed(r *rand.Rand, n, size int, p float64) []byte {
 	return b
 }
 
-func TestHuffX2MatchesHuff0Random(t *testing.T) {
+// eachLoop runs f with the assembly rounds (where the machine has them)
+// and with their Go twins.
+func eachLoop(t *testing.T, f func(t *testing.T)) {
+	was := huffFast
+	defer func() { huffFast = was }()
+	for _, fast := range []bool{false, true} {
+		huffFast = fast
+		t.Run(map[bool]string{false: "go", true: "fast"}[fast], f)
+	}
+}
+
+func TestHuffX2MatchesHuff0Random(t *testing.T) { eachLoop(t, testHuffX2Random) }
+func TestHuffX2MatchesHuff0Real(t *testing.T)   { eachLoop(t, testHuffX2Real) }
+func TestHuffX2Corrupt(t *testing.T)            { eachLoop(t, testHuffX2Corrupt) }
+
+func testHuffX2Random(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	coded := 0
 	for _, n := range []int{256, 257, 259, 1000, 4099, 1 << 16} {
@@ -106,7 +121,7 @@ func TestHuffX2MatchesHuff0Random(t *testing.T) {
 
 // The top plane (and the others) of real float16 weights, as planes codes
 // them and at every table log.
-func TestHuffX2MatchesHuff0Real(t *testing.T) {
+func testHuffX2Real(t *testing.T) {
 	w := realWeights(t)
 	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16} {
 		src := make([]byte, len(w)*2)
@@ -131,7 +146,7 @@ func TestHuffX2MatchesHuff0Real(t *testing.T) {
 // Damaged blocks: bit flips, truncations and wrong sizes are CorruptData
 // (or, where the damage still decodes, the bytes huff0 gives), never a
 // panic or a write outside the destination.
-func TestHuffX2Corrupt(t *testing.T) {
+func testHuffX2Corrupt(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for _, size := range []int{3, 40, 256} {
 		blk := skewed(r, 3000, size, 0.3)

@@ -29,6 +29,7 @@ type huffX2 struct {
 	weights [huffMaxSyms + 1]byte
 	single  [1 << huffLogMax]uint16
 	double  [1 << huffLogMax]uint32
+	second  [1 << huffLogMax]uint32 // readTable's second symbols by first length
 	fse     fse.Scratch
 }
 
@@ -106,25 +107,47 @@ func (t *huffX2) readTable(in []byte) ([]byte, error) {
 		next, rank[w] = next+rank[w]<<(w-1), next
 	}
 	up := huffLogMax - log // index bits past the table log
+	var lens uint32        // the code lengths present, a bit each
 	for s, w := range t.weights[:n] {
 		if w == 0 {
 			continue
 		}
 		e := uint16(s) | uint16(log+1-w)<<8
+		lens |= 1 << (log + 1 - w)
 		start := rank[w]
 		rank[w] += 1 << (w - 1)
 		for i := start << up; i < rank[w]<<up; i++ {
 			t.single[i] = e
 		}
 	}
-	const mask = 1<<huffLogMax - 1
-	for i := uint32(0); i <= mask; i++ {
+	// A code of l bits spans 2^(11-l) entries, whose other bits start the
+	// next code: the same second symbols after every first one of that
+	// length. second holds them for each length present (at offset
+	// 2048-2^(12-l)): the bits and symbol of a code that fits, else 0.
+	for l := uint32(1); l <= huffLogMax; l++ {
+		if lens&(1<<l) == 0 {
+			continue
+		}
+		sec := t.second[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
+		for j := range sec {
+			s2 := t.single[j<<l]
+			l2 := uint32(s2 >> 8)
+			fits := uint32(int32(l+l2-huffLogMax-1) >> 31) // all ones where it fits
+			sec[j] = fits & (l2 | uint32(s2&0xff)<<16 | 1<<24)
+		}
+	}
+	for i := 0; i < len(t.double); {
 		s1 := t.single[i]
-		l1 := uint32(s1 >> 8)
-		s2 := t.single[(i<<l1)&mask]
-		l2 := uint32(s2 >> 8)
-		two := uint32(int32(l1+l2-huffLogMax-1) >> 31) // all ones where the second code fits
-		t.double[i] = l1 | uint32(s1&0xff)<<8 | 1<<24 + two&(l2|uint32(s2&0xff)<<16|1<<24)
+		l := uint32(s1 >> 8)
+		if l == 0 || l > huffLogMax { // the weights' checks leave no such entry
+			return nil, corrupt("planes: huffman table with a code of %d bits", l)
+		}
+		base := l | uint32(s1&0xff)<<8 | 1<<24
+		sec := t.second[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
+		for j, d := range sec {
+			t.double[i+j] = base + d
+		}
+		i += len(sec)
 	}
 	return in, nil
 }

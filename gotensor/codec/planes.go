@@ -212,6 +212,7 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 }
 
 func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
+	useX2 := huffFast // until a block's table says huff0 (a plane's blocks are alike)
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
 		if len(src) < 4 {
@@ -239,7 +240,7 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 				blk[i] = payload[0]
 			}
 		case modeHuff0:
-			if err := huffDecode(blk, payload, hs, x2); err != nil {
+			if err := huffDecode(blk, payload, hs, x2, &useX2); err != nil {
 				return nil, err
 			}
 		default:
@@ -250,15 +251,19 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 }
 
 // huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and
-// more) with the double-symbol decoder where it has its fast loop
-// (huffFast), the rest with huff0's.
-func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2) error {
-	if len(blk) >= 256 && huffFast {
-		rem, err := x2.readTable(payload)
+// more) with the double-symbol decoder while *useX2 (it has its fast loop,
+// huffFast, and the plane's tables have given two symbols often enough,
+// huffMinPairs; the first that does not clears it), the rest with huff0's.
+func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2, useX2 *bool) error {
+	if len(blk) >= 256 && *useX2 {
+		rem, built, err := x2.readTable(payload, huffMinPairs)
 		if err != nil {
 			return err
 		}
-		return x2.decode4X(blk, rem)
+		if built {
+			return x2.decode4X(blk, rem)
+		}
+		*useX2 = false
 	}
 	s, rem, err := huff0.ReadTable(payload, hs)
 	if err != nil {

@@ -132,3 +132,32 @@ func TestZstdReachesLevel3OnWeights(t *testing.T) {
 		}
 	}
 }
+
+// A chunk of 1 MiB of one tensor's bfloat16 weights takes the large-chunk
+// parameters (128 KiB blocks, double-fast search): smaller than the small
+// chunks' 96 KiB blocks, which pay a Huffman table more per 384 KiB.
+func TestZstdLargeChunkParameters(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	src := bf16Weights(zstdLargeChunk / 2)
+	small, err := zstdLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := small.Compress(nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstdCompress(nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) >= len(ref) {
+		t.Errorf("1 MiB chunk: %d bytes, the small-chunk parameters give %d", len(enc), len(ref))
+	}
+	back := make([]byte, len(src))
+	if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
+		t.Fatalf("round trip: %v", err)
+	}
+}

@@ -3,8 +3,9 @@ package codec
 import "golang.org/x/sys/cpu"
 
 // huffFast reports whether this machine has the double-symbol decoder's
-// assembly (BMI2's shifts, BMI1's TZCNT): planes decodes 4-stream huff0 blocks with it
-// there and with huff0's own decoder elsewhere.
+// assembly (BMI2's shifts, BMI1's TZCNT): planes decodes 4-stream huff0
+// blocks with it there where the table suits it (huffMinPairs), and with
+// huff0's own decoder elsewhere.
 var huffFast = cpu.X86.HasBMI1 && cpu.X86.HasBMI2
 
 // huffRounds4 runs k of fast4's rounds (the caller has checked that src

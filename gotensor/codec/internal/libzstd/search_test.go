@@ -44,8 +44,13 @@ func TestSearchParams(t *testing.T) {
 			cands = append(cands, Params{Level: l, HuffLiterals: true, MaxBlockSize: bs})
 		}
 	}
-	if only := os.Getenv("GOTENSOR_ZSTD_SEARCH_ONLY"); only != "" { // a subset: candidates whose description has this text
-		cands = slices.DeleteFunc(cands, func(p Params) bool { return !strings.Contains(describe(p), only) })
+	if only := os.Getenv("GOTENSOR_ZSTD_SEARCH_ONLY"); only != "" { // a subset: candidates whose description has this text (=text: is it)
+		cands = slices.DeleteFunc(cands, func(p Params) bool {
+			if exact, ok := strings.CutPrefix(only, "="); ok {
+				return describe(p) != exact
+			}
+			return !strings.Contains(describe(p), only)
+		})
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

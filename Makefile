@@ -12,7 +12,10 @@ export GOTENSOR_UCX
 # libdeflate (libdeflate-dev) decodes DEFLATE streams faster where pkg-config finds it
 GOTENSOR_LIBDEFLATE ?= $(shell pkg-config --exists libdeflate 2>/dev/null && echo 1 || echo 0)
 export GOTENSOR_LIBDEFLATE
-GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate)
+# libzstd >= 1.5.4 (libzstd-dev) codes the zstd codecs where pkg-config finds it
+GOTENSOR_LIBZSTD ?= $(shell pkg-config --atleast-version=1.5.4 libzstd 2>/dev/null && echo 1 || echo 0)
+export GOTENSOR_LIBZSTD
+GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate) $(if $(filter 1,$(GOTENSOR_LIBZSTD)),libzstd)
 
 .PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 

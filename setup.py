@@ -48,6 +48,13 @@ def _libdeflate_tags(env):
     return ["libdeflate"] if found and env.get("GOTENSOR_LIBDEFLATE", "") != "0" else []
 
 
+def _libzstd_tags(env):
+    """`libzstd` where pkg-config finds libzstd >= 1.5.4 (Debian's libzstd-dev): the zstd codecs through libzstd."""
+    found = shutil.which("pkg-config") is not None and subprocess.call(
+        ["pkg-config", "--atleast-version=1.5.4", "libzstd"], env=env) == 0
+    return ["libzstd"] if found and env.get("GOTENSOR_LIBZSTD", "") != "0" else []
+
+
 
 
 def _go_env():
@@ -66,7 +73,7 @@ def _go_env():
 
 def build_native(dest):
     go, bin_dir, env = _go_env()
-    tags = _ucx_tags(env) + _libdeflate_tags(env)
+    tags = _ucx_tags(env) + _libdeflate_tags(env) + _libzstd_tags(env)
     _run([go, "build", "-o", bin_dir + os.sep, "github.com/go-python/gopy", "golang.org/x/tools/cmd/goimports"],
          os.path.join(ROOT, "tools", "gopy"), env)
     out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module

@@ -7,14 +7,16 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
+	"github.com/gotensor/gotensor/gotensor/codec/internal/libzstd"
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
 // lz4Block is the LZ4 block format (no frame), which a BlueField-3
-// decompresses in hardware. zstdCodec is a zstd frame at the fastest level
-// with entropy-coded literals; shuffleZstd is byte planes (as in planes)
-// in one such frame.
+// decompresses in hardware. zstdCodec is one zstd frame per chunk, written
+// and read by libzstd where the build has it (tag libzstd) and by
+// klauspost/compress otherwise: the same stream either way, each reads the
+// other's. shuffleZstd is byte planes (as in planes) in one such frame.
 type (
 	lz4Block    struct{}
 	zstdCodec   struct{}
@@ -59,6 +61,33 @@ func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
 var (
+	// zstdLib and zstdLibLarge are the libzstd parameters, chosen on real
+	// weights with TestSearchParams (internal/libzstd) against zstandard's
+	// level 3 on the whole tensor, the frame header and chunk table
+	// counted. Float weights are nearly all literals: the ratio is the
+	// Huffman coding of literals, and its cost most of the time at any
+	// level (levels -3..3 run within 1.25x of each other). Chunks under
+	// 1 MiB (small tensors, or a mid-size one split for parallel coding:
+	// stretches of several tensors) take level 1 (fast) with level 3's
+	// hash table and minimum match, which finds level 3's matches (float32
+	// needs them), and 96 KiB blocks rather than 128, each stretch its own
+	// Huffman table (stories260K bf16, f16: 101 and 117 B under zstandard
+	// 1.5.7's level 3 on 0.5 MB, where 128 KiB blocks are 181 and 55 B
+	// over). Chunks of 1 MiB and more lie inside large tensors, where one
+	// table per 128 KiB costs less, and their size affords level 3's
+	// double-fast search at level 1's window: on all-MiniLM bf16 96 KiB
+	// blocks are 545 B over libzstd 1.5.4's level 3, these 2.3 KB under,
+	// compressing at 1.3x its speed; zstandard 1.5.7's level 3 is still
+	// 0.9 KB (0.003%) smaller there, and no 1.5.4 setting at this speed
+	// closes it (larger hash and chain tables, minimum match 4 or 6, lazy
+	// search, the block splitter: TestSearchParams). No checksum (the
+	// frame has CRC32C) or content size.
+	zstdLib = sync.OnceValues(func() (*libzstd.Encoder, error) {
+		return libzstd.NewEncoder(libzstd.Params{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10})
+	})
+	zstdLibLarge = sync.OnceValues(func() (*libzstd.Encoder, error) {
+		return libzstd.NewEncoder(libzstd.Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5})
+	})
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
 		// Huffman-coded literals even where the fastest level would store
 		// them: float weights are nearly all literals (ratio 1.32 on bf16
@@ -81,11 +110,36 @@ var (
 	})
 )
 
-func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
-	return zstdEnc().EncodeAll(src, dst[:0]), 0, nil
+// zstdLargeChunk is the chunk size from which zstdLibLarge's parameters
+// code a chunk.
+const zstdLargeChunk = 1 << 20
+
+// zstdCompress appends one zstd frame holding src to dst[:0].
+func zstdCompress(dst, src []byte) ([]byte, error) {
+	if libzstd.Built {
+		pick := zstdLib
+		if len(src) >= zstdLargeChunk {
+			pick = zstdLibLarge
+		}
+		e, err := pick()
+		if err != nil {
+			return nil, err
+		}
+		return e.Compress(dst, src)
+	}
+	return zstdEnc().EncodeAll(src, dst[:0]), nil
 }
 
-func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
+// zstdDecompress fills all of dst from the zstd frame src.
+func zstdDecompress(dst, src []byte) error {
+	if libzstd.Built {
+		return libzstd.Decompress(dst, src)
+	}
+	return zstdDecodeGo(dst, src)
+}
+
+// zstdDecodeGo is klauspost's decoder, the pure-Go twin of libzstd's.
+func zstdDecodeGo(dst, src []byte) error {
 	out, err := zstdDec().DecodeAll(src, dst[:0:len(dst)])
 	if err != nil {
 		return corrupt("zstd: %v", err)
@@ -94,6 +148,15 @@ func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
 		return corrupt("zstd: frame decoded to %d bytes, want %d", len(out), len(dst))
 	}
 	return nil
+}
+
+func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
+	out, err := zstdCompress(dst, src)
+	return out, 0, err
+}
+
+func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
+	return zstdDecompress(dst, src)
 }
 
 func (shuffleZstd) ID() ID                       { return IDShuffleZstd }
@@ -108,7 +171,8 @@ func (shuffleZstd) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	splitPlanes(ps.planes(k, len(src)/k), src, k, rot)
-	return zstdEnc().EncodeAll(ps.buf[:len(src)], dst[:0]), 0, nil
+	out, err := zstdCompress(dst, ps.buf[:len(src)])
+	return out, 0, err
 }
 
 func (shuffleZstd) Decode(dst, src []byte, in Info, _ uint32) error {
@@ -119,7 +183,7 @@ func (shuffleZstd) Decode(dst, src []byte, in Info, _ uint32) error {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	pl := ps.planes(k, len(dst)/k)
-	if err := (zstdCodec{}).Decode(ps.buf[:len(dst)], src, in, 0); err != nil {
+	if err := zstdDecompress(ps.buf[:len(dst)], src); err != nil {
 		return err
 	}
 	mergePlanes(dst, pl, k, rot)

@@ -59,6 +59,7 @@ func layout(d tensor.DType) (k int, rot bool) {
 type planeScratch struct {
 	buf   []byte
 	huff  huff0.Scratch
+	x2    huffX2 // the double-symbol decoder's table
 	hist  [256]uint32
 	plane [8][]byte
 	lit   literalTables // shuffle-deflate's pure-Go decoder
@@ -198,7 +199,7 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	var err error
 	for j, m := range modes {
 		if m == planeBlocks {
-			if rest, err = decodePlane(pl[j], rest, &ps.huff); err != nil {
+			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2); err != nil {
 				return err
 			}
 		}
@@ -210,7 +211,8 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	return nil
 }
 
-func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
+func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
+	useX2 := huffFast // until a block's table says huff0 (a plane's blocks are alike)
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
 		if len(src) < 4 {
@@ -238,7 +240,7 @@ func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
 				blk[i] = payload[0]
 			}
 		case modeHuff0:
-			if err := huffDecode(blk, payload, hs); err != nil {
+			if err := huffDecode(blk, payload, hs, x2, &useX2); err != nil {
 				return nil, err
 			}
 		default:
@@ -248,7 +250,21 @@ func decodePlane(p, src []byte, hs *huff0.Scratch) ([]byte, error) {
 	return src, nil
 }
 
-func huffDecode(blk, payload []byte, hs *huff0.Scratch) error {
+// huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and
+// more) with the double-symbol decoder while *useX2 (it has its fast loop,
+// huffFast, and the plane's tables have given two symbols often enough,
+// huffMinPairs; the first that does not clears it), the rest with huff0's.
+func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2, useX2 *bool) error {
+	if len(blk) >= 256 && *useX2 {
+		rem, built, err := x2.readTable(payload, huffMinPairs)
+		if err != nil {
+			return err
+		}
+		if built {
+			return x2.decode4X(blk, rem)
+		}
+		*useX2 = false
+	}
 	s, rem, err := huff0.ReadTable(payload, hs)
 	if err != nil {
 		return corrupt("planes: huff0 table: %v", err)

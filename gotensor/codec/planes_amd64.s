@@ -139,3 +139,79 @@ loop:
 	JMP  loop
 done:
 	RET
+
+// func merge2AVX2(dst, hi, lo *byte, n int)
+// n: elements, a multiple of 32; 32 per round, where the SSSE3 loop does 8.
+TEXT ·merge2AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DX
+	MOVQ hi+8(FP), DI
+	MOVQ lo+16(FP), SI
+	MOVQ n+24(FP), CX
+loop:
+	CMPQ CX, $32
+	JB   done
+	VMOVDQU (SI), Y0
+	VMOVDQU (DI), Y1
+	VPUNPCKLBW Y1, Y0, Y2 // elements 0-7 | 16-23
+	VPUNPCKHBW Y1, Y0, Y3 // elements 8-15 | 24-31
+	VPSRLW $1, Y2, Y4
+	VPSLLW $15, Y2, Y2
+	VPOR   Y4, Y2, Y2
+	VPSRLW $1, Y3, Y5
+	VPSLLW $15, Y3, Y3
+	VPOR   Y5, Y3, Y3
+	VPERM2I128 $0x20, Y3, Y2, Y4 // elements 0-15
+	VPERM2I128 $0x31, Y3, Y2, Y5 // elements 16-31
+	VMOVDQU Y4, (DX)
+	VMOVDQU Y5, 32(DX)
+	ADDQ $64, DX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  loop
+done:
+	VZEROUPPER
+	RET
+
+// byte pairs (lo, hi) of each 16-bit word gathered in-lane: the 8 lows, then the 8 highs
+DATA evenOdd2<>+0(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd2<>+8(SB)/8, $0x0f0d0b0907050301
+DATA evenOdd2<>+16(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd2<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL evenOdd2<>(SB), (RODATA|NOPTR), $32
+
+// func split2AVX2(hi, lo, src *byte, n int)
+// n: elements, a multiple of 32.
+TEXT ·split2AVX2(SB), NOSPLIT, $0-32
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ src+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVDQU evenOdd2<>(SB), Y7
+loop:
+	CMPQ CX, $32
+	JB   done
+	VMOVDQU (DX), Y0   // elements 0-15
+	VMOVDQU 32(DX), Y1 // elements 16-31
+	VPSLLW $1, Y0, Y2
+	VPSRLW $15, Y0, Y0
+	VPOR   Y2, Y0, Y0
+	VPSLLW $1, Y1, Y3
+	VPSRLW $15, Y1, Y1
+	VPOR   Y3, Y1, Y1
+	VPSHUFB Y7, Y0, Y0 // lane 0: lo 0-7, hi 0-7; lane 1: lo 8-15, hi 8-15
+	VPSHUFB Y7, Y1, Y1 // the same for 16-31
+	VPERMQ $0xD8, Y0, Y0 // lo 0-15 | hi 0-15
+	VPERMQ $0xD8, Y1, Y1 // lo 16-31 | hi 16-31
+	VPERM2I128 $0x20, Y1, Y0, Y2 // lo 0-31
+	VPERM2I128 $0x31, Y1, Y0, Y3 // hi 0-31
+	VMOVDQU Y2, (SI)
+	VMOVDQU Y3, (DI)
+	ADDQ $64, DX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  loop
+done:
+	VZEROUPPER
+	RET

@@ -13,7 +13,7 @@ import (
 func TestSplitFastPathsMatchGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{1, 2, 4, 8} {
-		for _, n := range []int{0, 1, 7, 8, 9, 63, 1000} {
+		for _, n := range []int{0, 1, 7, 8, 9, 31, 32, 33, 63, 71, 1000} {
 			src := make([]byte, n*k)
 			for i := range src {
 				src[i] = byte(r.Uint32())

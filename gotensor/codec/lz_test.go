@@ -1,0 +1,163 @@
+package codec
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/codec/internal/libzstd"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// zstdInputs are chunks the zstd codecs meet: weights, noise, runs,
+// nothing, a few bytes.
+func zstdInputs(t *testing.T) [][]byte {
+	w := realWeights(t)
+	bf := make([]byte, 2*len(w))
+	for i, x := range w {
+		storer(tensor.BFloat16)(bf, i, x)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	noise := make([]byte, 300<<10)
+	for i := range noise {
+		noise[i] = byte(r.Uint32())
+	}
+	return [][]byte{bf, noise, make([]byte, 200<<10), nil, []byte("gotensor"), bf[:len(bf)/3]}
+}
+
+// libzstd (-tags libzstd) and klauspost/compress write the same stream:
+// each decodes the other's frames to the same bytes, and both refuse a
+// frame that does not fill the buffer exactly or is cut short.
+func TestLibzstdMatchesPureGo(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, src := range zstdInputs(t) {
+		e, err := zstdLib()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lib, err := e.Compress(make([]byte, 0, 2*len(src)+64), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pure := zstdEnc().EncodeAll(src, nil)
+		for name, frame := range map[string][]byte{"libzstd's": lib, "klauspost's": pure} {
+			a, b := make([]byte, len(src)), make([]byte, len(src))
+			if err := libzstd.Decompress(a, frame); err != nil || !bytes.Equal(a, src) {
+				t.Fatalf("input %d: libzstd decodes %s frame: %v", i, name, err)
+			}
+			if err := zstdDecodeGo(b, frame); err != nil || !bytes.Equal(b, src) {
+				t.Fatalf("input %d: klauspost decodes %s frame: %v", i, name, err)
+			}
+			for _, size := range []int{len(src) - 1, len(src) + 1} {
+				if size < 0 {
+					continue
+				}
+				if err := libzstd.Decompress(make([]byte, size), frame); !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("input %d, %s frame into %d bytes: libzstd gives %v", i, name, size, err)
+				}
+				if err := zstdDecodeGo(make([]byte, size), frame); !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("input %d, %s frame into %d bytes: klauspost gives %v", i, name, size, err)
+				}
+			}
+			if len(src) > 0 {
+				if err := libzstd.Decompress(make([]byte, len(src)), frame[:len(frame)-1]); !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("input %d: libzstd takes a cut %s frame: %v", i, name, err)
+				}
+			}
+			for range 10 { // damage: an error, if any, is CorruptData; nothing panics
+				bad := bytes.Clone(frame)
+				bad[r.IntN(len(bad))] ^= byte(1 << r.IntN(8))
+				if err := libzstd.Decompress(make([]byte, len(src)), bad); err != nil && !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("input %d: damaged %s frame: %v", i, name, err)
+				}
+			}
+		}
+	}
+}
+
+// A chunk whose frame would not fit in the room the frame's scratch
+// buffer leaves (noise) comes back no smaller than itself: stored raw.
+func TestZstdIncompressibleComesBackWhole(t *testing.T) {
+	src := zstdInputs(t)[1]
+	in := Info{Meta: tensor.Meta{DType: tensor.Uint8, Shape: []int64{int64(len(src))}}}
+	out, _, err := zstdCodec{}.Encode(make([]byte, len(src)), src, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < len(src) {
+		t.Fatalf("noise coded to %d of %d bytes", len(out), len(src))
+	}
+}
+
+// With libzstd, zstd on the stories260K bfloat16 weights is at least as
+// small as libzstd's level 3 on the whole tensor (what
+// zstandard.ZstdCompressor(level=3) writes), counting the 56 bytes of
+// frame header and chunk table gotensor adds to its one chunk. The fastest
+// klauspost level with Huffman literals was 200 bytes larger. (float16
+// beats zstandard 1.5.7's level 3 by 117 bytes but trails libzstd
+// 1.5.4's by 151.)
+func TestZstdReachesLevel3OnWeights(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	w := realWeights(t)
+	if len(w) < 200_000 {
+		t.Skip("stories260K.bin not found (GOTENSOR_TESTDATA)")
+	}
+	level3, err := libzstd.NewEncoder(libzstd.Params{Level: 3, ContentSize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []tensor.DType{tensor.BFloat16} {
+		src := make([]byte, len(w)*d.Size())
+		for i, x := range w {
+			storer(d)(src, i, x)
+		}
+		ref, err := level3.Compress(nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
+		enc, _, err := zstdCodec{}.Encode(nil, src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const frameHeader = 32 + 8 + 12 + 4 // fixed part, one dimension, one chunk entry, CRC
+		if got := len(enc) + frameHeader; got > len(ref) {
+			t.Errorf("%s: %d bytes with the frame's header, level 3 writes %d", d, got, len(ref))
+		}
+	}
+}
+
+// A chunk of 1 MiB of one tensor's bfloat16 weights takes the large-chunk
+// parameters (128 KiB blocks, double-fast search): smaller than the small
+// chunks' 96 KiB blocks, which pay a Huffman table more per 384 KiB.
+func TestZstdLargeChunkParameters(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	src := bf16Weights(zstdLargeChunk / 2)
+	small, err := zstdLib()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := small.Compress(nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstdCompress(nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) >= len(ref) {
+		t.Errorf("1 MiB chunk: %d bytes, the small-chunk parameters give %d", len(enc), len(ref))
+	}
+	back := make([]byte, len(src))
+	if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
+		t.Fatalf("round trip: %v", err)
+	}
+}

@@ -63,11 +63,21 @@ def _pass(store, tensors: dict, outs: dict, codec: str) -> tuple[float, float, d
     return t1 - t0, time.perf_counter() - t1, back
 
 
+def round_order(codecs: list[str], i: int) -> list[str]:
+    """The codecs in round i: rotated to start i codecs later, and reversed in odd rounds. A rotation alone
+    keeps each codec behind the same one in every round (auto always after zstd, say), so what that one leaves
+    to the next (garbage, a node's memory, a link estimate) would fall on one codec only; reversed, each
+    follows both its neighbours in turn."""
+    k = i % len(codecs)
+    order = codecs[k:] + codecs[:k]
+    return order[::-1] if i % 2 else order
+
+
 def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
-    """Every codec, in rounds: each round writes and reads with each codec in turn, starting one codec later
-    than the round before, so that what warms up or drifts over a run (the heap, buffer pools, the node, other
-    load) and what one codec leaves to the next (garbage, a link estimate) fall on all codecs alike. The first
-    round warms up and checks the data; the medians of the others count."""
+    """Every codec, in rounds: each round writes and reads with each codec in turn (see round_order), so that
+    what warms up or drifts over a run (the heap, buffer pools, the node, other load) and what one codec leaves
+    to the next (garbage, a link estimate) fall on all codecs alike. The first round warms up and checks the
+    data; the medians of the others count."""
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
     outs = {k: torch.empty_like(t) for k, t in tensors.items()}
@@ -76,7 +86,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
     stored = {c: [] for c in codecs}
     chosen = {c: set() for c in codecs}
     for i in range(reps + 1):
-        for codec in codecs[i % len(codecs):] + codecs[:i % len(codecs)]:  # each round starts one later
+        for codec in round_order(codecs, i):
             w, r, back = _pass(store, tensors, outs, codec)
             # what was stored and chosen, outside the timing
             stats = [store.stat(k) for k in tensors]

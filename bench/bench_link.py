@@ -160,7 +160,9 @@ def markdown(recs: list[dict], png: str | None) -> str:
              "(tbf; `+50us`: a netem delay too); tcp:// and ucx:// (UCX's tcp transport). Each cell: write / read / "
              "write+read GB/s of raw tensor bytes (write+read = 2 x bytes over the time to write then read), median "
              "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
-             "compare auto with it and with none. q8/q4 are lossy and never chosen by auto.", ""]
+             "compare auto with it and with none. q8/q4 are lossy and never chosen by auto. The codecs take turns in "
+             "rounds, each round rotated one further and every other one reversed, so that no codec always follows "
+             "the same one; the first round warms up.", ""]
     if png:
         lines += [f"![effective write+read GB/s against link rate]({png})", ""]
     groups: dict[tuple, dict] = {}

@@ -100,6 +100,9 @@ type Dir struct {
 	editing  [64]sync.RWMutex // held by an in-place edit, and (shared) by readers of the file
 	seed     maphash.Seed
 
+	slotMu sync.Mutex
+	slots  [64]*os.File // the journal slot of each edit stripe, open once used
+
 	mu     sync.RWMutex
 	sizes  map[string]int64
 	bytes  int64
@@ -145,7 +148,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == lockName {
+		if d.IsDir() || name == lockName || isSlot(name) {
 			return nil
 		}
 		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
@@ -173,7 +176,11 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 			err = s.replayJournal(j)
 		}
 	}
+	if err == nil {
+		err = s.replaySlots()
+	}
 	if err != nil {
+		s.closeSlots()
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
 	}
@@ -225,8 +232,11 @@ func (s *Dir) keyLock(key string) *sync.Mutex {
 }
 
 // editLock is held by an in-place edit of key's file, and shared by its readers.
-func (s *Dir) editLock(key string) *sync.RWMutex {
-	return &s.editing[maphash.String(s.seed, key)%uint64(len(s.editing))]
+func (s *Dir) editLock(key string) *sync.RWMutex { return &s.editing[s.editStripe(key)] }
+
+// editStripe is the index of key's edit lock and journal slot.
+func (s *Dir) editStripe(key string) int {
+	return int(maphash.String(s.seed, key) % uint64(len(s.editing)))
 }
 
 func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
@@ -525,7 +535,19 @@ func (s *Dir) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closeSlots()
 	err := s.lock.Close() // releases the flock
 	openDirs.release(s.abs)
 	return err
+}
+
+func (s *Dir) closeSlots() {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for i, f := range s.slots {
+		if f != nil {
+			f.Close()
+			s.slots[i] = nil
+		}
+	}
 }

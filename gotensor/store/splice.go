@@ -142,11 +142,12 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
-	src, size, err := s.openFlag(key, os.O_RDWR) // read for the check, written by an in-place edit
+	h, err := s.acquire(key) // read for the check, written by an in-place edit
 	if err != nil {
 		return false, err
 	}
-	defer src.Close()
+	defer s.release(h)
+	src, size := h.f, h.size
 	head := make([]byte, min(int64(len(old)), size))
 	if _, err := src.ReadAt(head, 0); err != nil {
 		return false, s.openErr(key, err)

@@ -133,7 +133,7 @@ func TestDirJournalSlots(t *testing.T) {
 		ki = (ji + 1) % len(d.slots)
 	}
 	os.WriteFile(d.slotPath(ji), append(rec, "stale tail"...), 0o644) // a crash after the record
-	os.WriteFile(d.slotPath(ki), rec[:len(rec)-1], 0o644)              // a crash while writing it
+	os.WriteFile(d.slotPath(ki), rec[:len(rec)-1], 0o644)             // a crash while writing it
 	d, err = OpenDir(root, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -4,13 +4,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 )
 
 // A row write that keeps a file's length edits it in place, crash-safely:
@@ -31,8 +32,6 @@ const journalExt = ".splice"
 
 var journalMagic = [4]byte{'G', 'T', 'S', 'J'}
 
-var journalCRC = crc32.MakeTable(crc32.Castagnoli)
-
 // journal lays out an edit: magic, header length, header, data offset,
 // data length, data, CRC32C of everything before.
 func journal(header []byte, off int64, data []byte) []byte {
@@ -43,7 +42,7 @@ func journal(header []byte, off int64, data []byte) []byte {
 	b = binary.LittleEndian.AppendUint64(b, uint64(off))
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
 	b = append(b, data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, journalCRC))
+	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
 }
 
 // parseJournal reads a complete journal; ok is false for a torn one.
@@ -51,7 +50,7 @@ func parseJournal(b []byte) (header []byte, off int64, data []byte, ok bool) {
 	if len(b) < 28 || [4]byte(b[:4]) != journalMagic {
 		return nil, 0, nil, false
 	}
-	if crc32.Checksum(b[:len(b)-4], journalCRC) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
+	if castagnoli.Checksum(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, 0, nil, false
 	}
 	h := uint64(binary.LittleEndian.Uint32(b[4:]))
@@ -154,7 +153,7 @@ func slotRecord(rel string, header []byte, off int64, data []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(rel)))
 	b = append(b, rel...)
 	b = append(b, j...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, journalCRC))
+	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
 }
 
 // parseSlot reads the record at the start of a slot's bytes b (which may
@@ -177,7 +176,7 @@ func parseSlot(b []byte) (rel string, header []byte, off int64, data []byte, ok 
 	if n > uint64(len(b)) || end+4 > uint64(len(b)) {
 		return "", nil, 0, nil, false
 	}
-	if crc32.Checksum(b[:end], journalCRC) != binary.LittleEndian.Uint32(b[end:]) {
+	if castagnoli.Checksum(b[:end]) != binary.LittleEndian.Uint32(b[end:]) {
 		return "", nil, 0, nil, false
 	}
 	header, off, data, ok = parseJournal(b[j:end])

@@ -5,11 +5,11 @@ package frame
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"os"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 	"github.com/gotensor/gotensor/gotensor/internal/size"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -29,9 +29,7 @@ const (
 	DefaultChunkSize = 1 << 20
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-func crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func crc32c(b []byte) uint32 { return castagnoli.Checksum(b) }
 
 // Chunk is one entry of the chunk table.
 type Chunk struct {

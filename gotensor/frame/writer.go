@@ -1,12 +1,12 @@
 package frame
 
 import (
-	"hash/crc32"
 	"runtime"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
@@ -213,7 +213,7 @@ func copyCRC(dst, src []byte) uint32 {
 	for o := 0; o < len(src); o += block {
 		e := min(o+block, len(src))
 		copy(dst[o:e], src[o:e])
-		crc = crc32.Update(crc, castagnoli, dst[o:e])
+		crc = castagnoli.Update(crc, dst[o:e])
 	}
 	return crc
 }

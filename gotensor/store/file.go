@@ -100,6 +100,14 @@ type Dir struct {
 	editing  [64]sync.RWMutex // held by an in-place edit, and (shared) by readers of the file
 	seed     maphash.Seed
 
+	slotMu sync.Mutex
+	slots  [64]*os.File // the journal slot of each edit stripe, open once used
+
+	hmu     sync.Mutex
+	handles map[string]*handle // files open for reuse (handles.go)
+	hgen    uint64             // counts forgets: an open older than one is not cached
+	hclosed bool
+
 	mu     sync.RWMutex
 	sizes  map[string]int64
 	bytes  int64
@@ -138,14 +146,14 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
-	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}}
+	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}, handles: map[string]*handle{}}
 	var journals []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == lockName {
+		if d.IsDir() || name == lockName || isSlot(name) {
 			return nil
 		}
 		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
@@ -173,7 +181,11 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 			err = s.replayJournal(j)
 		}
 	}
+	if err == nil {
+		err = s.replaySlots()
+	}
 	if err != nil {
+		s.closeSlots()
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
 	}
@@ -225,8 +237,11 @@ func (s *Dir) keyLock(key string) *sync.Mutex {
 }
 
 // editLock is held by an in-place edit of key's file, and shared by its readers.
-func (s *Dir) editLock(key string) *sync.RWMutex {
-	return &s.editing[maphash.String(s.seed, key)%uint64(len(s.editing))]
+func (s *Dir) editLock(key string) *sync.RWMutex { return &s.editing[s.editStripe(key)] }
+
+// editStripe is the index of key's edit lock and journal slot.
+func (s *Dir) editStripe(key string) int {
+	return int(maphash.String(s.seed, key) % uint64(len(s.editing)))
 }
 
 func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
@@ -270,6 +285,7 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 		}
 		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
 	}
+	s.forget(key)
 	s.mu.Lock()
 	s.sizes[key] = size
 	s.mu.Unlock()
@@ -377,37 +393,18 @@ func openBlocking(path string, flag int, perm uint32) (*os.File, error) {
 	}
 }
 
-// open opens key's file for reading and returns its size.
-func (s *Dir) open(key string) (*os.File, int64, error) { return s.openFlag(key, os.O_RDONLY) }
-
-// openFlag opens key's file with flag (os.O_RDONLY, os.O_RDWR) and returns its size.
-func (s *Dir) openFlag(key string, flag int) (*os.File, int64, error) {
-	if err := s.check(key); err != nil {
-		return nil, 0, err
-	}
-	f, err := openBlocking(filepath.Join(s.dir, pathFor(key)), flag, 0)
-	if err != nil {
-		return nil, 0, s.openErr(key, err)
-	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, s.openErr(key, err)
-	}
-	return f, info.Size(), nil
-}
-
 func (s *Dir) Head(_ context.Context, key string, n int) ([]byte, int64, error) {
 	el := s.editLock(key)
 	el.RLock()
 	defer el.RUnlock()
-	f, size, err := s.open(key)
+	h, err := s.acquire(key)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer s.release(h)
+	size := h.size
 	buf := make([]byte, min(int64(n), size))
-	if _, err := io.ReadFull(f, buf); err != nil {
+	if _, err := h.f.ReadAt(buf, 0); err != nil {
 		return nil, 0, s.openErr(key, err)
 	}
 	return buf, size, nil
@@ -419,16 +416,17 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 	el := s.editLock(key)
 	el.RLock()
 	defer el.RUnlock()
-	f, size, err := s.open(key)
+	h, err := s.acquire(key)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer s.release(h)
+	size := h.size
 	if off < 0 || n < 0 || off > size {
 		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
 	}
 	buf := make([]byte, min(n, size-off))
-	if _, err := f.ReadAt(buf, off); err != nil {
+	if _, err := h.f.ReadAt(buf, off); err != nil {
 		return nil, 0, s.openErr(key, err)
 	}
 	return buf, size, nil
@@ -441,12 +439,12 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 func (s *Dir) OpenFrame(_ context.Context, key string) (r io.ReaderAt, size int64, release func(), err error) {
 	el := s.editLock(key)
 	el.RLock()
-	f, size, err := s.open(key)
+	h, err := s.acquire(key)
 	if err != nil {
 		el.RUnlock()
 		return nil, 0, nil, err
 	}
-	return dirFrame{f: f, s: s, key: key}, size, func() { f.Close(); el.RUnlock() }, nil
+	return dirFrame{f: h.f, s: s, key: key}, h.size, func() { s.release(h); el.RUnlock() }, nil
 }
 
 // dirFrame reads an open frame file, with the store's errors.
@@ -478,6 +476,7 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return errs.Wrap(errs.Unavailable, err, "deleting key %q from %s", key, s.URL())
 	}
+	s.forget(key)
 	s.mu.Lock()
 	s.bytes -= s.sizes[key]
 	delete(s.sizes, key)
@@ -525,7 +524,20 @@ func (s *Dir) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.closeSlots()
+	s.forgetAll()
 	err := s.lock.Close() // releases the flock
 	openDirs.release(s.abs)
 	return err
+}
+
+func (s *Dir) closeSlots() {
+	s.slotMu.Lock()
+	defer s.slotMu.Unlock()
+	for i, f := range s.slots {
+		if f != nil {
+			f.Close()
+			s.slots[i] = nil
+		}
+	}
 }

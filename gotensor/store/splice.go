@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -143,11 +142,12 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
-	src, size, err := s.openFlag(key, os.O_RDWR) // read for the check, written by an in-place edit
+	h, err := s.acquire(key) // read for the check, written by an in-place edit
 	if err != nil {
 		return false, err
 	}
-	defer src.Close()
+	defer s.release(h)
+	src, size := h.f, h.size
 	head := make([]byte, min(int64(len(old)), size))
 	if _, err := src.ReadAt(head, 0); err != nil {
 		return false, s.openErr(key, err)
@@ -156,10 +156,10 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 		return false, nil
 	}
 	if int64(len(data)) == n { // the same length: edited in place, through a journal
-		el := s.editLock(key)
-		el.Lock()
-		defer el.Unlock()
-		if err := s.editInPlace(src, filepath.Join(s.dir, pathFor(key)), header, off, data); err != nil {
+		i := s.editStripe(key)
+		s.editing[i].Lock()
+		defer s.editing[i].Unlock()
+		if err := s.editInPlace(src, key, i, header, off, data); err != nil {
 			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
 		return true, nil

@@ -49,10 +49,7 @@ func BenchmarkCodecReal(b *testing.B) {
 	parallel.SetWorkers(1)
 	defer parallel.SetWorkers(0)
 	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		for _, name := range []string{"planes", "shuffle-deflate", "deflate", "zstd", "shuffle-zstd", "q4", "q8"} {
 			c, param, err := Parse(name)
 			if err != nil {

@@ -22,10 +22,7 @@ func benchChunks(b *testing.B) map[string][][]byte {
 	w := realWeights(b)
 	dtypes := []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32}
 	for _, d := range dtypes {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		out["stories/"+d.String()] = spreadChunks(src, 1)
 	}
 	if dir := os.Getenv("GOTENSOR_BENCH_WEIGHTS"); dir != "" {

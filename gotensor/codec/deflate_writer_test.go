@@ -45,10 +45,7 @@ func planeInputs(t *testing.T) [][]byte {
 	in = append(in, uniform)
 	w := realWeights(t)
 	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		pl := newPlanes(d.Size(), len(w))
 		splitPlanes(pl, src, d.Size(), true)
 		in = append(in, pl...)
@@ -172,10 +169,7 @@ func countBlocks(t *testing.T, s []byte) int {
 func TestShuffleDeflateRatioKeepsPlanes(t *testing.T) {
 	w := realWeights(t)
 	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
 		sd, _, err := shuffleDeflate{}.Encode(nil, src, in)
 		if err != nil {

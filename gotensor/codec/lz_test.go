@@ -113,10 +113,7 @@ func TestZstdReachesLevel3OnWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []tensor.DType{tensor.BFloat16} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		ref, err := level3.Compress(nil, src)
 		if err != nil {
 			t.Fatal(err)

@@ -322,17 +322,22 @@ func (t *huffX2) fast1(dst, src []byte, s *huffStream) {
 // huffRounds1Go is huffRounds4Go for one stream.
 func huffRounds1Go(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
 	for ; k > 0; k-- {
-		h.off -= int(h.used >> 3)
-		h.used &= 7
-		h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
-		for range 5 {
-			e := tb[h.v>>(64-huffLogMax)]
-			binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
-			h.op += int(e >> 24)
-			h.v <<= e & 63
-		}
-		h.used = uint(bits.TrailingZeros64(h.v))
+		h.round(tb, src, dst)
 	}
+}
+
+// round refills h's bits from src and decodes five lookups into dst.
+func (h *huffHot) round(tb *[1 << huffLogMax]uint32, src, dst []byte) {
+	h.off -= int(h.used >> 3)
+	h.used &= 7
+	h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
+	for range 5 {
+		e := tb[h.v>>(64-huffLogMax)]
+		binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
+		h.op += int(e >> 24)
+		h.v <<= e & 63
+	}
+	h.used = uint(bits.TrailingZeros64(h.v))
 }
 
 // huffRounds4Go runs k of fast4's rounds: the Go twin of the amd64
@@ -340,18 +345,7 @@ func huffRounds1Go(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k i
 func huffRounds4Go(hot *[4]huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte, k int) {
 	for ; k > 0; k-- {
 		for i := range hot {
-			h := hot[i]
-			h.off -= int(h.used >> 3)
-			h.used &= 7
-			h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
-			for range 5 {
-				e := tb[h.v>>(64-huffLogMax)]
-				binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
-				h.op += int(e >> 24)
-				h.v <<= e & 63
-			}
-			h.used = uint(bits.TrailingZeros64(h.v))
-			hot[i] = h
+			hot[i].round(tb, src, dst)
 		}
 	}
 }

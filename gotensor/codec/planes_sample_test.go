@@ -13,10 +13,7 @@ import (
 func TestPlanesStoresNearUniformPlanesRaw(t *testing.T) {
 	w := realWeights(t)
 	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
-		src := make([]byte, len(w)*d.Size())
-		for i, x := range w {
-			storer(d)(src, i, x)
-		}
+		src := storedAs(w, d)
 		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
 		enc, _, err := planes{}.Encode(nil, src, in)
 		if err != nil {

@@ -117,6 +117,15 @@ func storer(d tensor.DType) func([]byte, int, float32) {
 	return func(b []byte, i int, x float32) { putWord(b, i, fromF32(x, d), d.Size()) }
 }
 
+// storedAs is w as a tensor of dtype d.
+func storedAs(w []float32, d tensor.DType) []byte {
+	src := make([]byte, len(w)*d.Size())
+	for i, x := range w {
+		storer(d)(src, i, x)
+	}
+	return src
+}
+
 // The SSE kernels and the Go loops (their twins) give the same bytes on
 // random shapes, parameters and values, specials included.
 func TestQuantKernelsMatchGo(t *testing.T) {

@@ -29,20 +29,7 @@ func TestMemRowReadCopiesCheckedFramesAndChecksOthers(t *testing.T) {
 	}
 	defer raw.Close()
 	cl := raw.(store.CheckedLeaser)
-	s.Frame.ChunkSize = 4096
-	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{100, 24}} // 96-byte rows, 9600 bytes
-	model := make([]byte, 9600)
-	for i := range model {
-		model[i] = byte(i * 7)
-	}
-	if err := s.WriteTensor(ctx, "k", meta, model, "none"); err != nil {
-		t.Fatal(err)
-	}
-	rows := tensor.Meta{DType: tensor.Float32, Shape: []int64{80, 24}}
-	got := make([]byte, 80*96)
-	if err := s.ReadRows(ctx, "k", 10, rows, got); err != nil || !bytes.Equal(got, model[960:960+80*96]) {
-		t.Fatalf("rows [10:90): %v", err)
-	}
+	model, rows, got := writeRowModel(t, s)
 	patch := bytes.Repeat([]byte{0xAB}, 3*96)
 	if err := s.WriteRows(ctx, "k", 40, tensor.Meta{DType: tensor.Float32, Shape: []int64{3, 24}}, patch); err != nil {
 		t.Fatal(err)

@@ -59,6 +59,7 @@ func layout(d tensor.DType) (k int, rot bool) {
 type planeScratch struct {
 	buf   []byte
 	huff  huff0.Scratch
+	enc   huffEnc
 	x2    huffX2 // the double-symbol decoder's table
 	hist  [256]uint32
 	plane [8][]byte
@@ -115,7 +116,7 @@ func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	splitPlanes(pl, src, k, rot)
 	for j := 0; j < k; j++ {
 		if modes[j] == planeBlocks {
-			out = encodePlane(out, pl[j], &ps.huff)
+			out = encodePlane(out, pl[j], &ps.huff, &ps.enc)
 		}
 	}
 	return out, 0, nil
@@ -139,9 +140,23 @@ func (ps *planeScratch) worthCoding(src []byte, k int, rot bool, j int) bool {
 	return bits < 0.97*8*float64(m)
 }
 
-func encodePlane(out, p []byte, hs *huff0.Scratch) []byte {
+func encodePlane(out, p []byte, hs *huff0.Scratch, he *huffEnc) []byte {
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
+		if len(blk) >= 256 { // 4 streams, planes' writer
+			start := len(out)
+			enc, ok, rle := he.huffEncode4X(append(out, 0, 0, 0, 0), blk)
+			switch {
+			case ok:
+				binary.LittleEndian.PutUint32(enc[start:], uint32(len(enc)-start-4)|modeHuff0<<30)
+				out = enc
+			case rle:
+				out = appendBlock(out, modeRLE, blk[:1])
+			default:
+				out = appendBlock(out, modeRaw, blk)
+			}
+			continue
+		}
 		{
 			hs.Reuse = huff0.ReusePolicyNone // blocks decode independently
 			compress := huff0.Compress4X

@@ -10,3 +10,7 @@ var (
 	huffRounds4 = huffRounds4Go
 	huffRounds1 = huffRounds1Go
 )
+
+func huffRounds2(a, b *huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte, k int) {
+	huffRounds2Go(a, b, vals, lens, blk, k)
+}

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 
 	"github.com/klauspost/compress/fse"
@@ -10,20 +11,20 @@ import (
 // planes' own writer of the 4-stream Huffman blocks huff0.Compress4X
 // writes (same format: either decoder reads them). huff0 counts a block
 // with one table and codes its four streams one after another; this one
-// counts with four tables, builds optimal length-limited codes
-// (package-merge), and codes the four streams in turns within one loop:
-// four independent chains of shifts for the CPU to overlap.
+// builds the same code lengths with less work, and codes two streams at
+// a time in turns within one loop: independent chains of shifts for the
+// CPU to overlap.
 
 // huffEnc is the scratch of one block's coding.
 type huffEnc struct {
-	hist    [4][256]uint32
 	count   [256]uint32
 	vals    [256]uint16 // each symbol's code
 	lens    [256]uint8  // its length; 0: the symbol is absent
 	weights [256]byte
 	order   []uint64 // symbols sorted by count: count<<8 | symbol
-	merged  [huffLogMax][2 * huffMaxSyms]uint64
-	leaf    [huffLogMax][2 * huffMaxSyms]bool
+	depth   [huffMaxSyms]uint32
+	nb      [huffMaxSyms]uint8  // code lengths by rank, the most frequent first
+	cnt     [huffMaxSyms]uint32 // their counts
 	stream  [4][]byte
 	fse     fse.Scratch
 }
@@ -62,34 +63,19 @@ func (h *huffEnc) huffEncode4X(out, blk []byte) (_ []byte, ok, rle bool) {
 	return out, true, false
 }
 
-// histogram counts blk into h.count with four tables in turns, which
-// keeps runs of one symbol from waiting on their own stores.
+// histogram counts blk into h.count.
 func (h *huffEnc) histogram(blk []byte) {
-	h.hist = [4][256]uint32{}
-	i := 0
-	for ; i+8 <= len(blk); i += 8 {
-		v := binary.LittleEndian.Uint64(blk[i:])
-		h.hist[0][byte(v)]++
-		h.hist[1][byte(v>>8)]++
-		h.hist[2][byte(v>>16)]++
-		h.hist[3][byte(v>>24)]++
-		h.hist[0][byte(v>>32)]++
-		h.hist[1][byte(v>>40)]++
-		h.hist[2][byte(v>>48)]++
-		h.hist[3][byte(v>>56)]++
-	}
-	for ; i < len(blk); i++ {
-		h.hist[0][blk[i]]++
-	}
-	for s := range h.count {
-		h.count[s] = h.hist[0][s] + h.hist[1][s] + h.hist[2][s] + h.hist[3][s]
+	h.count = [256]uint32{}
+	for _, v := range blk {
+		h.count[v]++
 	}
 }
 
-// lengths gives the present symbols (at least two) optimal code lengths
-// of at most huffLogMax bits by package-merge, and their canonical codes
-// as huff0's table reader assigns them, in h.code; it returns the table
-// log, the longest length.
+// lengths gives the present symbols (at least two) Huffman code lengths
+// limited to huffLogMax bits, and their canonical codes as huff0's table
+// reader assigns them, in h.vals and h.lens; it returns the table log,
+// the longest length. The lengths are Moffat and Katajainen's in-place
+// Huffman ones, then limited as huff0 (and zstd) limit theirs.
 func (h *huffEnc) lengths() uint8 {
 	h.order = h.order[:0]
 	for s, c := range h.count {
@@ -99,52 +85,68 @@ func (h *huffEnc) lengths() uint8 {
 	}
 	slices.Sort(h.order)
 	n := len(h.order)
-	// Level 0 is the deepest: the leaves alone. Each level above merges
-	// the leaves with the pairs of the level below; the first 2n-2 items
-	// of the top level pick the codes, and a symbol's length is the
-	// number of levels whose chosen prefix includes its leaf.
-	const levels = huffLogMax
+	a := h.depth[:n]
 	for i, o := range h.order {
-		h.merged[0][i], h.leaf[0][i] = o>>8, true
+		a[i] = uint32(o >> 8)
 	}
-	size := n
-	for l := 1; l < levels; l++ {
-		below, pairs := h.merged[l-1][:size], size/2
-		m, a, b := 0, 0, 0
-		for a < n || b < pairs {
-			if b >= pairs || (a < n && h.order[a]>>8 <= below[2*b]+below[2*b+1]) {
-				h.merged[l][m], h.leaf[l][m] = h.order[a]>>8, true
-				a++
-			} else {
-				h.merged[l][m], h.leaf[l][m] = below[2*b]+below[2*b+1], false
-				b++
-			}
-			m++
+	a[0] += a[1] // the tree's internal nodes, in place
+	root, leaf := 0, 2
+	for next := 1; next < n-1; next++ {
+		if leaf >= n || a[root] < a[leaf] {
+			a[next], a[root] = a[root], uint32(next)
+			root++
+		} else {
+			a[next] = a[leaf]
+			leaf++
 		}
-		size = m
+		if leaf >= n || (root < next && a[root] < a[leaf]) {
+			a[next] += a[root]
+			a[root] = uint32(next)
+			root++
+		} else {
+			a[next] += a[leaf]
+			leaf++
+		}
 	}
-	var length [huffMaxSyms]uint8 // by rank in h.order
-	take := 2*n - 2
-	for l := levels - 1; l >= 0 && take > 0; l-- {
-		leaves := 0
-		for i := 0; i < take; i++ {
-			if h.leaf[l][i] {
-				leaves++
-			}
-		}
-		for i := 0; i < leaves; i++ {
-			length[i]++
-		}
-		take = 2 * (take - leaves)
+	a[n-2] = 0 // the internal nodes' depths
+	for next := n - 3; next >= 0; next-- {
+		a[next] = a[a[next]] + 1
 	}
-	log := length[0] // the rarest symbol's code is a longest one
+	var count [huffMaxSyms]int // codes by length
+	avail, depth := 1, 0
+	for r := n - 2; avail > 0; depth++ {
+		used := 0
+		for r >= 0 && int(a[r]) == depth {
+			used++
+			r--
+		}
+		count[depth] += avail - used
+		avail = 2 * used
+	}
+	// by rank, the most frequent first: lengths ascending
+	nb, cnt := h.nb[:n], h.cnt[:n]
+	r := 0
+	for l := 1; l < depth; l++ {
+		for range count[l] {
+			nb[r], cnt[r] = uint8(l), uint32(h.order[n-1-r]>>8)
+			r++
+		}
+	}
+	limitLengths(nb, cnt, huffLogMax)
+	var length [huffMaxSyms]uint8 // by rank in h.order: the rarest longest
+	count = [huffMaxSyms]int{}
+	for r, l := range nb {
+		length[n-1-r] = l
+		count[l]++
+	}
+	log := length[0]
 	h.vals, h.lens = [256]uint16{}, [256]uint8{}
-	var next [huffLogMax + 2]uint32 // each weight's first table entry, weights ascending
-	for i := range n {
-		next[log+1-length[i]] += 1 << (log - length[i])
+	var starts [huffLogMax + 2]uint32 // each weight's first table entry, weights ascending
+	for l := 1; l <= int(log); l++ {
+		starts[int(log)+1-l] = uint32(count[l]) << (int(log) - l)
 	}
 	for w, start := 1, uint32(0); w <= int(log); w++ {
-		next[w], start = start, start+next[w]
+		starts[w], start = start, start+starts[w]
 	}
 	var bySym [256]uint8
 	for i, o := range h.order {
@@ -157,8 +159,8 @@ func (h *huffEnc) lengths() uint8 {
 		}
 		w := log + 1 - l
 		h.weights[s] = w
-		h.vals[s], h.lens[s] = uint16(next[w]>>(w-1)), l
-		next[w] += 1 << (w - 1)
+		h.vals[s], h.lens[s] = uint16(starts[w]>>(w-1)), l
+		starts[w] += 1 << (w - 1)
 	}
 	return log
 }
@@ -309,4 +311,85 @@ func (w *huffBits) round(vals *[256]uint16, lens *[256]uint8, blk []byte) {
 	w.c = c >> (nb &^ 7)
 	w.nb = nb & 7
 	w.p = p
+}
+
+// limitLengths limits the code lengths nb (of symbols ranked by count,
+// the most frequent first: cnt; lengths ascending, a complete code) to
+// maxBits, keeping the code complete: huff0's setMaxHeight (zstd's
+// HUF_setMaxHeight). The symbols over the limit are cut to it, and the
+// code space that takes is repaid by lengthening the rarest symbols that
+// cost least, one bit at a time.
+func limitLengths(nb []uint8, cnt []uint32, maxBits uint8) {
+	last := len(nb) - 1
+	largest := nb[last]
+	if largest <= maxBits {
+		return
+	}
+	cost := 0 // in units of 2^-largest
+	base := 1 << (largest - maxBits)
+	n := last
+	for nb[n] > maxBits {
+		cost += base - 1<<(largest-nb[n])
+		nb[n] = maxBits
+		n--
+	}
+	for nb[n] == maxBits {
+		n--
+	}
+	cost >>= largest - maxBits // now in units of 2^-maxBits
+	const none = -1
+	var rankLast [huffLogMax + 2]int // the last (rarest) symbol of each length below maxBits, by maxBits minus it
+	for i := range rankLast {
+		rankLast[i] = none
+	}
+	cur := maxBits
+	for pos := n; pos >= 0; pos-- {
+		if nb[pos] >= cur {
+			continue
+		}
+		cur = nb[pos]
+		rankLast[maxBits-cur] = pos
+	}
+	for cost > 0 {
+		dec := uint8(bits.Len32(uint32(cost)))
+		for ; dec > 1; dec-- {
+			hi, lo := rankLast[dec], rankLast[dec-1]
+			if hi == none {
+				continue
+			}
+			if lo == none || cnt[hi] <= 2*cnt[lo] {
+				break
+			}
+		}
+		for dec <= huffLogMax && rankLast[dec] == none {
+			dec++
+		}
+		cost -= 1 << (dec - 1)
+		if rankLast[dec-1] == none {
+			rankLast[dec-1] = rankLast[dec]
+		}
+		nb[rankLast[dec]]++
+		if rankLast[dec] == 0 {
+			rankLast[dec] = none
+		} else {
+			rankLast[dec]--
+			if nb[rankLast[dec]] != maxBits-dec {
+				rankLast[dec] = none
+			}
+		}
+	}
+	for cost < 0 { // the repayment overshot
+		if rankLast[1] == none {
+			for nb[n] == maxBits {
+				n--
+			}
+			nb[n+1]--
+			rankLast[1] = n + 1
+			cost++
+			continue
+		}
+		nb[rankLast[1]+1]--
+		rankLast[1]++
+		cost++
+	}
 }

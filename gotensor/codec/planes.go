@@ -61,6 +61,7 @@ type planeScratch struct {
 	huff  huff0.Scratch
 	enc   huffEnc
 	x2    huffX2 // the double-symbol decoder's table
+	x2b   huffX2 // the next block's, for decodeTwo
 	hist  [256]uint32
 	plane [8][]byte
 	lit   literalTables // shuffle-deflate's pure-Go decoder
@@ -214,7 +215,7 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	var err error
 	for j, m := range modes {
 		if m == planeBlocks {
-			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2); err != nil {
+			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2, &ps.x2b); err != nil {
 				return err
 			}
 		}
@@ -226,30 +227,42 @@ func (planes) Decode(dst, src []byte, in Info, _ uint32) error {
 	return nil
 }
 
-func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
+func decodePlane(p, src []byte, hs *huff0.Scratch, x2, x2b *huffX2) ([]byte, error) {
 	useX2 := huffFast // until a block's table says huff0 (a plane's blocks are alike)
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
-		if len(src) < 4 {
-			return nil, corrupt("planes: block header truncated")
+		mode, payload, after, err := readBlock(src)
+		if err != nil {
+			return nil, err
 		}
-		h := binary.LittleEndian.Uint32(src)
-		mode, n := h>>30, int(h&lenMask)
-		src = src[4:]
-		if n > len(src) {
-			return nil, corrupt("planes: block claims %d bytes, %d left", n, len(src))
+		if mode == modeHuff0 && huffFast && off+2*planeBlock <= len(p) {
+			// two full 4X blocks: eight streams at once
+			if next, payB, afterB, err := readBlock(after); err == nil && next == modeHuff0 {
+				done, err := decodeTwo(p[off:off+2*planeBlock], src, payload, payB, x2, x2b)
+				if err != nil {
+					return nil, err
+				}
+				switch done {
+				case 2:
+					src = afterB
+					off += planeBlock
+					continue
+				case 1:
+					src = after
+					continue
+				}
+			}
 		}
-		payload := src[:n]
-		src = src[n:]
+		src = after
 		switch mode {
 		case modeRaw:
-			if n != len(blk) {
-				return nil, corrupt("planes: raw block of %d bytes, want %d", n, len(blk))
+			if len(payload) != len(blk) {
+				return nil, corrupt("planes: raw block of %d bytes, want %d", len(payload), len(blk))
 			}
 			copy(blk, payload)
 		case modeRLE:
-			if n != 1 {
-				return nil, corrupt("planes: rle block of %d bytes", n)
+			if len(payload) != 1 {
+				return nil, corrupt("planes: rle block of %d bytes", len(payload))
 			}
 			for i := range blk {
 				blk[i] = payload[0]
@@ -263,6 +276,21 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 		}
 	}
 	return src, nil
+}
+
+// readBlock reads the block at the start of src: its mode, its payload
+// and what follows it.
+func readBlock(src []byte) (mode uint32, payload, after []byte, err error) {
+	if len(src) < 4 {
+		return 0, nil, nil, corrupt("planes: block header truncated")
+	}
+	h := binary.LittleEndian.Uint32(src)
+	mode, n := h>>30, int(h&lenMask)
+	src = src[4:]
+	if n > len(src) {
+		return 0, nil, nil, corrupt("planes: block claims %d bytes, %d left", n, len(src))
+	}
+	return mode, src[:n], src[n:], nil
 }
 
 // huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and

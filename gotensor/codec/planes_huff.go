@@ -21,7 +21,8 @@ const (
 // huffX2 is one block's table, indexed by the next 11 bits of a stream
 // whatever the block's table log (shorter tables repeat each entry), so
 // that the second of two symbols may use the bits a short table log
-// leaves: single[i] is the first symbol | its bits<<8; double[i] is the
+// leaves: single[i] is the first symbol's bits | the symbol<<8 (huff0's
+// layout, for the single-symbol decoders); double[i] is the
 // bits used | the symbols<<8 (the first in bits 8-15) | their count (1
 // or 2)<<24.
 type huffX2 struct {
@@ -37,13 +38,14 @@ type huffX2 struct {
 // two symbols for planes to decode a block with huffX2 rather than huff0:
 // on stories260K huffX2 decodes bfloat16's exponent plane (98% pairs)
 // 1.11x as fast as huff0's assembly, float16's (58-67%) 0.92x
-// (BenchmarkPlanesDecodeX2).
+// (BenchmarkPlanesDecodeX2, before decodeTwo, which now decodes
+// float16's two blocks at a time).
 const huffMinPairs = 2048 * 8 / 10
 
 // readTable reads a huff0 table header (as huff0.ReadTable does, with its
-// checks) and, where its codes are short enough that at least minPairs of
-// the 2048 entries give two symbols, builds t from it (built). It returns
-// what follows the header.
+// checks) into t.single and, where its codes are short enough that at
+// least minPairs of the 2048 entries give two symbols, t.double too
+// (built). It returns what follows the header.
 func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 	if len(in) <= 1 {
 		return nil, false, corrupt("planes: huffman table truncated")
@@ -111,9 +113,7 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 		return nil, false, corrupt("planes: huffman weights: odd count of the longest codes")
 	}
 	t.log = log
-	if huffPairSlots(&rank, log) < minPairs {
-		return in, false, nil
-	}
+	pairs := huffPairSlots(&rank, log) >= minPairs
 	var next uint32 // each weight's first entry, weights ascending (huff0's canonical order)
 	for w := 1; w <= int(log); w++ {
 		next, rank[w] = next+rank[w]<<(w-1), next
@@ -124,13 +124,16 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 		if w == 0 {
 			continue
 		}
-		e := uint16(s) | uint16(log+1-w)<<8
+		e := uint16(log+1-w) | uint16(s)<<8
 		lens |= 1 << (log + 1 - w)
 		start := rank[w]
 		rank[w] += 1 << (w - 1)
 		for i := start << up; i < rank[w]<<up; i++ {
 			t.single[i] = e
 		}
+	}
+	if !pairs {
+		return in, false, nil
 	}
 	// A code of l bits spans 2^(11-l) entries, whose other bits start the
 	// next code: the same second symbols after every first one of that
@@ -143,18 +146,18 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 		sec := t.second[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
 		for j := range sec {
 			s2 := t.single[j<<l]
-			l2 := uint32(s2 >> 8)
+			l2 := uint32(s2 & 0xff)
 			fits := uint32(int32(l+l2-huffLogMax-1) >> 31) // all ones where it fits
-			sec[j] = fits & (l2 | uint32(s2&0xff)<<16 | 1<<24)
+			sec[j] = fits & (l2 | uint32(s2>>8)<<16 | 1<<24)
 		}
 	}
 	for i := 0; i < len(t.double); {
 		s1 := t.single[i]
-		l := uint32(s1 >> 8)
+		l := uint32(s1 & 0xff)
 		if l == 0 || l > huffLogMax { // the weights' checks leave no such entry
 			return nil, false, corrupt("planes: huffman table with a code of %d bits", l)
 		}
-		base := l | uint32(s1&0xff)<<8 | 1<<24
+		base := l | uint32(s1>>8)<<8 | 1<<24
 		sec := t.second[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
 		for j, d := range sec {
 			t.double[i+j] = base + d
@@ -253,9 +256,9 @@ func (t *huffX2) decode4X(dst, src []byte) error {
 				s.used += uint(e & 0xff)
 			} else {
 				e := t.single[idx&(1<<huffLogMax-1)]
-				dst[s.op] = byte(e)
+				dst[s.op] = byte(e >> 8)
 				s.op++
-				s.used += uint(e >> 8)
+				s.used += uint(e & 0xff)
 			}
 			if s.over() > 0 {
 				return corrupt("planes: huffman stream %d overread", i)

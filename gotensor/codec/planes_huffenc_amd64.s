@@ -8,31 +8,22 @@
 // coded (in src). A round codes the four symbols before p, the last first,
 // and stores c's whole bytes: at most 7 + 4*11 bits are ever held.
 
-// SYM(r, c, nb): code the symbol in r's low byte (a temporary) into c.
-#define SYM(r, c, nb) \
-	MOVWLZX (SI)(r*2), DX \
+// SYM(at, c, nb): code the symbol at at (a byte of src) into c.
+#define SYM(at, c, nb) \
+	MOVBLZX at, BX \
+	MOVWLZX (SI)(BX*2), DX \
 	SHLXQ   nb, DX, DX \
 	ORQ     DX, c \
-	MOVBLZX (DI)(r*1), DX \
+	MOVBLZX (DI)(BX*1), DX \
 	ADDQ    DX, nb
 
 // ROUND(c, nb, out, p): four symbols and a flush.
 #define ROUND(c, nb, out, p) \
 	SUBQ    $4, p \
-	MOVL    (p), AX \
-	MOVL    AX, BX \
-	SHRL    $24, BX \
-	SYM(BX, c, nb) \
-	MOVL    AX, BX \
-	SHRL    $16, BX \
-	MOVBLZX BX, BX \
-	SYM(BX, c, nb) \
-	MOVL    AX, BX \
-	SHRL    $8, BX \
-	MOVBLZX BX, BX \
-	SYM(BX, c, nb) \
-	MOVBLZX AX, BX \
-	SYM(BX, c, nb) \
+	SYM(3(p), c, nb) \
+	SYM(2(p), c, nb) \
+	SYM(1(p), c, nb) \
+	SYM(0(p), c, nb) \
 	MOVQ    c, (out) \
 	MOVQ    nb, BX \
 	SHRQ    $3, BX \

@@ -12,7 +12,10 @@ import (
 // planes is gotensor's lossless float codec (ZipNN class): byte planes
 // (sign rotated next to the mantissa), huff0 on the exponent planes in
 // 64 KiB blocks, other planes raw unless a sample says they compress by 3% or more
-// (planes_sample.go).
+// (planes_sample.go). Where the machine has BMI2, planes writes its 4X
+// blocks itself (planes_huffenc.go) and decodes them with the
+// double-symbol decoder (planes_huff.go) or two blocks at a time
+// (planes_huff8.go); huff0 reads and writes the same blocks elsewhere.
 //
 // Chunk layout: the element width k (one byte); k mode bytes, one per
 // plane, most significant first (0: raw, 1: blocks); the raw planes, whole
@@ -144,7 +147,7 @@ func (ps *planeScratch) worthCoding(src []byte, k int, rot bool, j int) bool {
 func encodePlane(out, p []byte, hs *huff0.Scratch, he *huffEnc) []byte {
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
-		if len(blk) >= 256 { // 4 streams, planes' writer
+		if len(blk) >= 256 && huffFast { // 4 streams, planes' writer where it has its assembly
 			start := len(out)
 			enc, ok, rle := he.huffEncode4X(append(out, 0, 0, 0, 0), blk)
 			switch {

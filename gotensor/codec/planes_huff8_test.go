@@ -168,3 +168,23 @@ func TestHuffRounds8MatchesGo(t *testing.T) {
 		t.Fatal("assembly and Go differ")
 	}
 }
+
+// FuzzDecodeTwo decodes two arbitrary blocks at once, starting from real
+// ones: CorruptData or huff0's bytes, never a write outside or a panic.
+func FuzzDecodeTwo(f *testing.F) {
+	pair := [2][]byte{skewed(rand.New(rand.NewPCG(35, 36)), planeBlock, 200, 0.02), nil}
+	pair[1] = skewed(rand.New(rand.NewPCG(37, 38)), planeBlock, 150, 0.03)
+	f.Add(huff4X(pair[0], 0), huff4X(pair[1], 0))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		src, payA, payB := twoBlocks(a, b)
+		got, n, err := decodeTwoGuarded(t, src, payA, payB)
+		if err != nil || n != 2 {
+			return
+		}
+		refA, errA := huff0Decode4X(a, planeBlock)
+		refB, errB := huff0Decode4X(b, planeBlock)
+		if errA != nil || errB != nil || !bytes.Equal(got[:planeBlock], refA) || !bytes.Equal(got[planeBlock:], refB) {
+			t.Fatalf("decodeTwo decoded what huff0 does not (%v, %v)", errA, errB)
+		}
+	})
+}

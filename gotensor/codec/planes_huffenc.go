@@ -9,11 +9,11 @@ import (
 )
 
 // planes' own writer of the 4-stream Huffman blocks huff0.Compress4X
-// writes (same format: either decoder reads them). huff0 counts a block
-// with one table and codes its four streams one after another; this one
-// builds the same code lengths with less work, and codes two streams at
-// a time in turns within one loop: independent chains of shifts for the
-// CPU to overlap.
+// writes (same format: huff0's decoder and planes' read them). huff0
+// codes a block's four streams one after another; this one codes two
+// at a time in turns (assembly: independent chains of shifts for the CPU
+// to overlap), with code lengths limited as huff0 limits them, at the
+// same sizes on real weights.
 
 // huffEnc is the scratch of one block's coding.
 type huffEnc struct {
@@ -199,7 +199,6 @@ func (h *huffEnc) appendTable(out []byte, log uint8) ([]byte, bool) {
 // appendStreams appends the jump table and the four streams of blk.
 func (h *huffEnc) appendStreams(out, blk []byte) []byte {
 	seg := (len(blk) + 3) / 4
-	var ends [4]int
 	var st [4]huffBits
 	for i := range st {
 		lo, hi := min(i*seg, len(blk)), min((i+1)*seg, len(blk))
@@ -208,7 +207,6 @@ func (h *huffEnc) appendStreams(out, blk []byte) []byte {
 			h.stream[i] = make([]byte, need)
 		}
 		st[i] = huffBits{buf: h.stream[i][:cap(h.stream[i])], lo: lo, p: hi}
-		ends[i] = hi
 	}
 	huffCode4(&st, &h.vals, &h.lens, blk)
 	jump := len(out)

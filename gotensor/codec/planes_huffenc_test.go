@@ -129,16 +129,14 @@ func TestHuffEncodeNoLargerThanHuff0(t *testing.T) {
 		blks = append(blks, topPlaneBlocks(t, d)...)
 	}
 	for i, blk := range blks {
-		{
-			ref := huff4X(blk, 0)
-			enc, ok, _ := he.huffEncode4X(nil, blk)
-			if ref == nil || !ok {
-				continue
-			}
-			// the streams' bytes: at most one byte of end mark each over the bits
-			if len(enc) > len(ref)+8 {
-				t.Errorf("block %d: %d bytes, huff0 %d", i, len(enc), len(ref))
-			}
+		ref := huff4X(blk, 0)
+		enc, ok, _ := he.huffEncode4X(nil, blk)
+		if ref == nil || !ok {
+			continue
+		}
+		// the streams' bytes: at most one byte of end mark each over the bits
+		if len(enc) > len(ref)+8 {
+			t.Errorf("block %d: %d bytes, huff0 %d", i, len(enc), len(ref))
 		}
 	}
 }

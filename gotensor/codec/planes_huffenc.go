@@ -254,12 +254,12 @@ func (w *huffBits) close() []byte {
 }
 
 // huffCode4 codes the four streams: first each one's symbols past a
-// multiple of four, then rounds of four symbols apiece in turns while
+// multiple of five, then rounds of five symbols apiece in turns while
 // the last stream (the shortest) has some, then the rest of each alone.
 func huffCode4(st *[4]huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte) {
 	for i := range st {
 		w := &st[i]
-		for (w.p-w.lo)&3 != 0 {
+		for (w.p-w.lo)%5 != 0 {
 			w.p--
 			s := blk[w.p]
 			w.c |= uint64(vals[s]) << w.nb
@@ -267,18 +267,18 @@ func huffCode4(st *[4]huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte)
 		}
 		w.flush()
 	}
-	k := (st[3].p - st[3].lo) / 4
+	k := (st[3].p - st[3].lo) / 5
 	huffRounds2(&st[0], &st[1], vals, lens, blk, k)
 	huffRounds2(&st[2], &st[3], vals, lens, blk, k)
 	for i := range st {
 		w := &st[i]
-		if r := (w.p - w.lo) / 4; r > 0 {
+		if r := (w.p - w.lo) / 5; r > 0 {
 			huffEncRounds1(w, vals, lens, blk, r)
 		}
 	}
 }
 
-// huffRounds2Go runs k rounds of four symbols for streams a and b in
+// huffRounds2Go runs k rounds of five symbols for streams a and b in
 // turns: the Go twin of the amd64 assembly, which must match it.
 func huffRounds2Go(a, b *huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte, k int) {
 	for ; k > 0; k-- {
@@ -294,13 +294,13 @@ func huffEncRounds1(w *huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte
 	}
 }
 
-// round codes the four symbols before p, the last first, and flushes.
+// round codes the five symbols before p, the last first, and flushes:
+// at most 7 + 5*11 bits are held.
 func (w *huffBits) round(vals *[256]uint16, lens *[256]uint8, blk []byte) {
-	p := w.p - 4
-	v := binary.LittleEndian.Uint32(blk[p:])
+	p := w.p - 5
 	c, nb := w.c, w.nb
-	for sh := 24; sh >= 0; sh -= 8 {
-		s := byte(v >> sh)
+	for i := 4; i >= 0; i-- {
+		s := blk[p+i]
 		c |= uint64(vals[s]) << nb
 		nb += uint(lens[s])
 	}

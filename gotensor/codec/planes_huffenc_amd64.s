@@ -5,8 +5,8 @@
 // four huffBits fields {c, nb, pos, p} are loaded into registers: the bit
 // container, its bits, and as pointers where its next 8-byte store goes
 // (into its buffer, outA or outB) and the end of its symbols not yet
-// coded (in src). A round codes the four symbols before p, the last first,
-// and stores c's whole bytes: at most 7 + 4*11 bits are ever held.
+// coded (in src). A round codes the five symbols before p, the last first,
+// and stores c's whole bytes: at most 7 + 5*11 bits are ever held.
 
 // SYM(at, c, nb): code the symbol at at (a byte of src) into c.
 #define SYM(at, c, nb) \
@@ -17,9 +17,10 @@
 	MOVBLZX (DI)(BX*1), DX \
 	ADDQ    DX, nb
 
-// ROUND(c, nb, out, p): four symbols and a flush.
+// ROUND(c, nb, out, p): five symbols and a flush.
 #define ROUND(c, nb, out, p) \
-	SUBQ    $4, p \
+	SUBQ    $5, p \
+	SYM(4(p), c, nb) \
 	SYM(3(p), c, nb) \
 	SYM(2(p), c, nb) \
 	SYM(1(p), c, nb) \

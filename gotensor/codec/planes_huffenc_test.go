@@ -149,7 +149,7 @@ func TestHuffRounds2MatchesGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	for it := 0; it < 200; it++ {
 		m := 1 + r.IntN(2000)
-		blk := skewed(r, 8*m, 1+r.IntN(256), r.Float64())
+		blk := skewed(r, 10*m, 1+r.IntN(256), r.Float64())
 		var he huffEnc
 		he.histogram(blk)
 		if bytes.Count(blk, blk[:1]) == len(blk) {
@@ -161,7 +161,7 @@ func TestHuffRounds2MatchesGo(t *testing.T) {
 			huffFast = fast
 			var st [2]huffBits
 			for i := range st {
-				st[i] = huffBits{buf: make([]byte, len(blk)+16), lo: i * 4 * m, p: (i + 1) * 4 * m}
+				st[i] = huffBits{buf: make([]byte, len(blk)+16), lo: i * 5 * m, p: (i + 1) * 5 * m}
 			}
 			huffRounds2(&st[0], &st[1], &he.vals, &he.lens, blk, m)
 			for i := range st {

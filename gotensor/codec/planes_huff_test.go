@@ -259,9 +259,11 @@ func BenchmarkHuffX2Real(b *testing.B) {
 }
 
 // Planes' decoding of real float16 and bfloat16 weights (stories260K as one
-// chunk, one core) with 4X blocks through each decoder, taking turns
-// within each iteration so that both see the same load on a shared
-// machine: each one's MB/s of thread CPU time, and x2's speed over huff0's.
+// chunk, one core) with 4X blocks through huff0's decoder and through
+// planes' own (x2: the double-symbol decoder or decodeTwo, as the table
+// suits), taking turns within each iteration so that both see the same
+// load on a shared machine: each one's MB/s of thread CPU time, and x2's
+// speed over huff0's.
 func BenchmarkPlanesDecodeX2(b *testing.B) {
 	if !huffFast {
 		b.Skip("no double-symbol assembly on this machine")

@@ -11,7 +11,8 @@ each generating once on every store in turn, the order rotated and reversed from
 (bench_link.round_order) so that no store always runs right after the same one and a drift of the machine
 (other load, the page cache, the heap) falls on every store alike. A row reports the median seconds and CPU
 seconds over its rounds and, as its speed, the median over rounds of that round's TorchDisk seconds over
-its own: a ratio taken between neighbours in time. Tokens are compared with TorchDisk's in every round.
+its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
+one store's is not collected in another's timing. Tokens are compared with TorchDisk's in every round.
 
 The default matrix fits about 12 minutes on 2 CPU cores: every policy, store and codec at the shortest
 generation (32 new tokens, --reps rounds; the tcp:// node in --tcp-reps of them); at the longest (256,
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import statistics
 import sys
@@ -176,6 +178,7 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
         for i, name in schedule(list(envs), rounds):
             env, model = models[name]
             _current(pb, env)
+            gc.collect()  # the garbage of the generate before, whichever store's, is not collected in this one
             c0, t0 = _cpu_seconds(), time.perf_counter()
             out = model.generate(prompts, max_new_tokens=gen)
             if cuda:

@@ -3,14 +3,22 @@
 OptLM.generate on random weights at opt-125m's dimensions (fewer layers by default, so a run fits in
 minutes on the CPU), through gotensor.flexgen.cpu where there is no CUDA. For each policy (KV cache on the
 store, weights on the store, both, compressed cache) and store (TorchDisk, mem://, file://, a tcp:// node)
-and codec: seconds per generate (median of the repetitions, after a warm-up) and whether the tokens are
-identical to TorchDisk's. Output: JSON and a RESULTS.md section.
+and codec: seconds per generate and whether the tokens are identical to TorchDisk's. Output: JSON and a
+RESULTS.md section.
 
-The default matrix fits about 10 minutes on 2 CPU cores: every policy, store and codec at the shortest
-generation (32 new tokens); at the longest (256) only the --long-policies on the --long-stores with the
---long-codecs (the KV cache policies on mem:// and file://, codec none), which is where the ratio must
-hold as the cache grows (weights cost the same per token at any length; weights-on-store at 256 adds about
-5 minutes).
+Every store of a (policy, new tokens) group is built and warmed up first; then the group runs in rounds,
+each generating once on every store in turn, the order rotated and reversed from round to round
+(bench_link.round_order) so that no store always runs right after the same one and a drift of the machine
+(other load, the page cache, the heap) falls on every store alike. A row reports the median seconds and CPU
+seconds over its rounds and, as its speed, the median over rounds of that round's TorchDisk seconds over
+its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
+one store's is not collected in another's timing. Tokens are compared with TorchDisk's in every round.
+
+The default matrix fits about 12 minutes on 2 CPU cores: every policy, store and codec at the shortest
+generation (32 new tokens, --reps rounds; the tcp:// node in --tcp-reps of them); at the longest (256,
+--long-reps rounds) only the --long-policies on the --long-stores with the --long-codecs (the KV cache
+policies on mem:// and file://, codec none), which is where the ratio must hold as the cache grows (weights
+cost the same per token at any length).
 
 OpenMP's threads wait passively by default (--omp-wait, for TorchDisk and gotensor alike): on a CPU run
 the model's OpenMP threads otherwise spin between kernels on the cores the copy threads need. With active
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import statistics
 import sys
@@ -59,6 +68,19 @@ def _cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def schedule(names: list[str], rounds: dict[str, int]) -> list[tuple[int, str]]:
+    """(round, name) in the order a group runs them: round i takes names in bench_link.round_order(names, i),
+    leaving out those whose rounds[name] are done (a tcp:// row may run in fewer rounds than the others)."""
+    from bench_link import round_order
+    return [(i, n) for i in range(max(rounds.values())) for n in round_order(names, i) if i < rounds[n]]
+
+
+def summarize(seconds: dict[int, float], base: dict[int, float]) -> tuple[float, float]:
+    """(median seconds, median ratio): each round's ratio is that round's base (TorchDisk) seconds over the
+    row's, so a ratio compares runs that were neighbours in time."""
+    return statistics.median(seconds.values()), statistics.median(base[i] / s for i, s in seconds.items())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=os.path.join(HERE, "results", "flexgen.json"))
@@ -69,7 +91,9 @@ def main() -> int:
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--stores", default="mem,file,tcp")
     ap.add_argument("--codecs", default="none,auto")
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3, help="rounds at the shortest generation")
+    ap.add_argument("--long-reps", type=int, default=2, help="rounds beyond the shortest generation")
+    ap.add_argument("--tcp-reps", type=int, default=1, help="rounds (at most --reps) the tcp:// rows run in")
     ap.add_argument("--long-stores", default="mem,file",
                     help="stores run beyond the shortest generation (the others run at the shortest only)")
     ap.add_argument("--long-codecs", default="none", help="codecs run beyond the shortest generation")
@@ -110,7 +134,9 @@ def main() -> int:
             disk = pb.TorchDisk(os.path.join(tmp, "flexgen-disk"))
             return ExecutionEnv(gpu=compute, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([compute, cpu, disk]))
 
-        urls = {"mem": "mem://bench-flexgen", "file": f"file://{tmp}/gt?fsync=false", "tcp": node.url if node else None}
+        # a file:// directory opens once per process, and a group keeps every store open: one per codec
+        urls = {"mem": lambda c: "mem://bench-flexgen", "file": lambda c: f"file://{tmp}/gt-{c}?fsync=false",
+                "tcp": lambda c: node.url}
         try:
             for pname in a.policies.split(","):
                 pol = policy(*POLICIES[pname])
@@ -118,65 +144,98 @@ def main() -> int:
                     long = gen > min(gens)
                     if long and pname not in a.long_policies.split(","):
                         continue
-                    envs = [("TorchDisk", "-", torch_disk)]
+                    reps = a.long_reps if long else a.reps
+                    envs = {"TorchDisk -": ("TorchDisk", "-", torch_disk)}
                     for st in a.stores.split(","):
                         if long and st not in a.long_stores.split(","):
                             continue
                         for codec in a.codecs.split(","):
                             if long and codec not in a.long_codecs.split(","):
                                 continue
-                            envs.append((st, codec, lambda u=urls[st], c=codec: gtf.execution_env(u, codec=c, gpu=str(compute.dev))))
-                    ref = None
-                    for store, codec, make in envs:
-                        env = make()
-                        model = OptLM(cfg, env, tmp, pol)
-                        try:
-                            model.generate(prompts, max_new_tokens=2)  # warm-up
-                            times, cpus = [], []
-                            for _ in range(a.reps):
-                                c0, t0 = _cpu_seconds(), time.perf_counter()
-                                out = model.generate(prompts, max_new_tokens=gen)
-                                if cuda:
-                                    torch.cuda.synchronize()
-                                times.append(time.perf_counter() - t0)
-                                cpus.append(_cpu_seconds() - c0)
-                        finally:
-                            model.delete_all_weights()
-                            model.delete_all_weights = lambda: None  # OptLM.__del__ would delete them again
-                            env.disk.synchronize()
-                            if hasattr(env.disk, "close"):
-                                env.disk.close()
-                            else:
-                                env.close_copy_threads()
-                        ref = out if ref is None else ref
-                        r = {"policy": pname, "gen": gen, "store": store, "codec": codec,
-                             "seconds": statistics.median(times), "cpu_seconds": statistics.median(cpus),
-                             "same_tokens": bool(np.array_equal(out, ref))}
-                        recs.append(r)
-                        print(f"{pname:17} gen {gen:4} {store:9} {codec:6} {r['seconds']:7.2f} s "
-                              f"(cpu {r['cpu_seconds']:6.2f} s) "
-                              f"tokens {'same' if r['same_tokens'] else 'DIFFER'}", flush=True)
+                            envs[f"{st} {codec}"] = (st, codec, lambda u=urls[st](codec), c=codec: gtf.execution_env(
+                                u, codec=c, gpu=str(compute.dev)))
+                    recs += _group(pname, pol, gen, envs, reps, min(a.tcp_reps, reps), cfg, tmp, prompts, cuda,
+                                   OptLM, pb, torch)
         finally:
             if node:
                 node.stop()
     write_json(a.json, recs, benchmark="flexgen", layers=a.layers, prompt=a.prompt, device="cuda" if cuda else "cpu")
+    update_markdown(a.md, "flexgen", markdown(recs, a, cuda))
+    return 0 if all(r["same_tokens"] for r in recs) else 1
+
+
+def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM, pb, torch) -> list[dict]:
+    """One (policy, new tokens) group: every store's model built and warmed up, then the rounds of schedule()."""
+    models = {}
+    try:
+        for name, (_, _, make) in envs.items():
+            env = make()
+            models[name] = (env, OptLM(cfg, env, tmp, pol))
+            _current(pb, env)
+            models[name][1].generate(prompts, max_new_tokens=2)  # warm-up
+        rounds = {n: tcp_reps if n.startswith("tcp ") else reps for n in envs}
+        secs, cpus, outs = ({n: {} for n in envs} for _ in range(3))
+        for i, name in schedule(list(envs), rounds):
+            env, model = models[name]
+            _current(pb, env)
+            gc.collect()  # the garbage of the generate before, whichever store's, is not collected in this one
+            c0, t0 = _cpu_seconds(), time.perf_counter()
+            out = model.generate(prompts, max_new_tokens=gen)
+            if cuda:
+                torch.cuda.synchronize()
+            secs[name][i] = time.perf_counter() - t0
+            cpus[name][i] = _cpu_seconds() - c0
+            outs[name][i] = out
+    finally:
+        for env, model in models.values():
+            model.delete_all_weights()
+            model.delete_all_weights = lambda: None  # OptLM.__del__ would delete them again
+            env.disk.synchronize()
+            if hasattr(env.disk, "close"):
+                env.disk.close()
+            else:
+                env.close_copy_threads()
+    ref = outs["TorchDisk -"][0]
+    recs = []
+    for name, (store, codec, _) in envs.items():
+        seconds, ratio = summarize(secs[name], secs["TorchDisk -"])
+        r = {"policy": pname, "gen": gen, "store": store, "codec": codec, "reps": len(secs[name]),
+             "seconds": seconds, "vs_torchdisk": ratio, "cpu_seconds": statistics.median(cpus[name].values()),
+             "round_seconds": [secs[name][i] for i in sorted(secs[name])],
+             "round_cpu_seconds": [cpus[name][i] for i in sorted(cpus[name])],
+             "same_tokens": all(np.array_equal(o, ref) for o in outs[name].values())}
+        recs.append(r)
+        print(f"{pname:17} gen {gen:4} {store:9} {codec:6} {r['seconds']:7.2f} s {ratio:5.2f}x "
+              f"(cpu {r['cpu_seconds']:6.2f} s, {r['reps']} rounds) "
+              f"tokens {'same' if r['same_tokens'] else 'DIFFER'}", flush=True)
+    return recs
+
+
+def _current(pb, env) -> None:
+    """Point FlexGen's module globals at env's devices: with several models alive at once, the CPU device
+    compresses for the one that generates and the disk device relays its CUDA-to-host copies."""
+    pb.global_cpu_device, pb.global_disk_device = env.cpu, env.disk
+
+
+def markdown(recs: list[dict], a, cuda: bool) -> str:
     lines = ["## FlexGen end to end (`make bench-flexgen`)", "",
              f"`OptLM.generate`, random weights at opt-125m's dimensions, {a.layers} layers, batch 4, prompt "
-             f"{a.prompt}, on the {'GPU' if cuda else 'CPU (gotensor.flexgen.cpu, float32)'}; seconds per generate "
-             "(median) and speed relative to FlexGen's TorchDisk in the same run (> 1: faster); tokens: identical "
-             "to TorchDisk's or not. file:// runs with fsync=false (TorchDisk does not sync either); "
-             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')} for every store.", "",
+             f"{a.prompt}, on the {'GPU' if cuda else 'CPU (gotensor.flexgen.cpu, float32)'}. Each (policy, new "
+             "tokens) group runs in rounds, one generate per store per round, the order rotated and reversed "
+             "from round to round; seconds and CPU seconds are medians over the rounds, and vs TorchDisk is the "
+             "median over rounds of that round's TorchDisk seconds over the row's (> 1: faster); tokens: "
+             "identical to TorchDisk's in every round or not. file:// runs with fsync=false (TorchDisk does "
+             f"not sync either); OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')} for every store.",
+             "",
              "CPU seconds: this process's user and system time per generate (on a shared machine, what the run "
              "spent itself).", "",
-             "| policy | new tokens | store | codec | seconds | vs TorchDisk | CPU seconds | tokens |",
-             "|---|---|---|---|---|---|---|---|"]
-    base = {(r["policy"], r["gen"]): r["seconds"] for r in recs if r["store"] == "TorchDisk"}
+             "| policy | new tokens | store | codec | rounds | seconds | vs TorchDisk | CPU seconds | tokens |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in recs:
-        lines.append(f"| {r['policy']} | {r['gen']} | {r['store']} | {r['codec']} | {r['seconds']:.2f} | "
-                     f"{base[(r['policy'], r['gen'])] / r['seconds']:.2f}x | {r['cpu_seconds']:.2f} | "
+        lines.append(f"| {r['policy']} | {r['gen']} | {r['store']} | {r['codec']} | {r['reps']} | "
+                     f"{r['seconds']:.2f} | {r['vs_torchdisk']:.2f}x | {r['cpu_seconds']:.2f} | "
                      f"{'same' if r['same_tokens'] else 'DIFFER'} |")
-    update_markdown(a.md, "flexgen", "\n".join(lines))
-    return 0 if all(r["same_tokens"] for r in recs) else 1
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,11 @@ func WriteRows(h int64, key string, start int64, raw []byte, dtype int64, shape 
 }
 
 // ReadRows decodes rows [start, start+shape[0]) of the tensor under key
-// into dst; dtype and shape are the rows'.
+// into dst; dtype and shape are the rows'. dst's whole 2 MiB pages are
+// advised huge first (see adviseHugePages).
 func ReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
 	return rowsCall(h, key, dtype, shape, gpu, timeoutNs, func(ctx context.Context, s *core.Store, m tensor.Meta) error {
+		adviseHugePages(dst)
 		return s.ReadRows(ctx, key, start, m, dst)
 	})
 }

@@ -193,6 +193,26 @@ def test_keys_are_run_scoped_and_finished_runs_can_be_cleared():
         store.close()
 
 
+def test_devices_made_in_the_same_millisecond_on_one_store_have_their_own_keys(monkeypatch):
+    import time
+    monkeypatch.setattr(time, "time_ns", lambda: 1_700_000_000_000_000_000)  # one clock reading for both
+    store = gotensor.open("mem://")
+    a, b = gtf.GoTensorDevice(store=store), gtf.GoTensorDevice(store=store)
+    try:
+        assert a.prefix != b.prefix
+        cpu = pb.TorchDevice("cpu")
+        ta, tb = a.allocate((4,), np.float32), b.allocate((4,), np.float32)
+        a.submit_copy(ta, None, pb.TorchTensor((4,), torch.float32, torch.ones(4), cpu), None)
+        b.submit_copy(tb, None, pb.TorchTensor((4,), torch.float32, torch.zeros(4), cpu), None)
+        a.synchronize(), b.synchronize()
+        assert torch.equal(store.read_tensor(ta.data), torch.ones(4))
+        b.clear()
+        assert store.keys("flexgen/") == [ta.data]
+    finally:
+        a.close(), b.close()
+        store.close()
+
+
 def test_slice_indices_raise_no_deprecation_warning():
     import warnings
     cpu = pb.TorchDevice("cpu")

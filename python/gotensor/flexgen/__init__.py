@@ -18,6 +18,7 @@ are. Copies never touch CUDA unless a side of them is on a GPU.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import queue
@@ -37,11 +38,12 @@ from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 __all__ = ["GoTensorDevice", "install", "uninstall", "execution_env", "read_weights_from", "clear_runs"]
 
 _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
-RUNS = "flexgen/"  # every device's keys live under RUNS + <host>-<pid>-<start>/
+RUNS = "flexgen/"  # every device's keys live under RUNS + <host>-<pid>-<start>.<n>/
+_devices = itertools.count()  # n: devices made in the same millisecond on one store get prefixes of their own
 
 
 def _run_prefix() -> str:
-    return f"{RUNS}{socket.gethostname()}-{os.getpid()}-{time.time_ns() // 1_000_000:x}/"
+    return f"{RUNS}{socket.gethostname()}-{os.getpid()}-{time.time_ns() // 1_000_000:x}.{next(_devices)}/"
 
 
 def _alive(pid: int) -> bool:

@@ -60,34 +60,67 @@ func (zstdCodec) ID() ID                     { return IDZstd }
 func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
+// zstdParams are the libzstd parameters by kind of chunk, chosen on real
+// weights with TestSearchParams (internal/libzstd) against zstandard
+// 1.5.7's level 3 on the whole tensor, the frame header and chunk table
+// counted. Float weights are nearly all literals: the ratio is the Huffman
+// coding of literals, and its cost most of the time at any level (levels
+// -3..3 run within 1.25x of each other); what parts the levels is where
+// blocks end, each block its own Huffman table. zstandard 1.5.7's level 3
+// ends full 128 KiB blocks early where the byte statistics change
+// (libzstd 1.5.4, Debian's, has no such splitter at fast levels):
+// PreSplit does the same from outside, the first block of each chunk
+// included. On bfloat16 that is 2.4 KB under zstandard's level 3 on
+// all-MiniLM (with plain level 1: 1 MiB chunks) and 0.2 KB under on
+// stories260K, where no 1.5.4 setting without it came within 0.9 KB on
+// all-MiniLM. On float16 and float32 (fewer bytes saved per block) the
+// splitter cuts blocks too often and costs 10-20 KB on all-MiniLM: they
+// keep whole blocks, 128 KiB in chunks of 1 MiB and more and 96 KiB below
+// (small tensors, or a mid-size one split for parallel coding: on
+// stories260K float16 117 B under zstandard's level 3, where 128 KiB is
+// 55 B over), with level 3's hash table and minimum match (float32 needs
+// its matches) and, from 1 MiB, level 3's double-fast search at level 1's
+// window (31 and 59 KB under on all-MiniLM float16, float32). No checksum
+// (the frame has CRC32C) or content size.
+var zstdParams = [2][2]libzstd.Params{
+	{ // whole blocks: float16, float32, everything else
+		{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10},
+		{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5},
+	},
+	{ // bfloat16: blocks pre-split
+		{Level: 1, HashLog: 17, MinMatch: 5, PreSplit: true},
+		{Level: 1, PreSplit: true},
+	},
+}
+
+// zstdLargeChunk is the chunk size from which the second parameters of a
+// kind code a chunk.
+const zstdLargeChunk = 1 << 20
+
+// zstdEncoders are libzstd encoders of zstdParams, made on first use.
+var zstdEncoders [2][2]func() (*libzstd.Encoder, error)
+
+func init() {
+	for k := range zstdParams {
+		for l := range zstdParams[k] {
+			zstdEncoders[k][l] = sync.OnceValues(func() (*libzstd.Encoder, error) { return libzstd.NewEncoder(zstdParams[k][l]) })
+		}
+	}
+}
+
+// zstdLib is the libzstd encoder for a chunk of n bytes of dtype d.
+func zstdLib(d tensor.DType, n int) (*libzstd.Encoder, error) {
+	kind, large := 0, 0
+	if d == tensor.BFloat16 {
+		kind = 1
+	}
+	if n >= zstdLargeChunk {
+		large = 1
+	}
+	return zstdEncoders[kind][large]()
+}
+
 var (
-	// zstdLib and zstdLibLarge are the libzstd parameters, chosen on real
-	// weights with TestSearchParams (internal/libzstd) against zstandard's
-	// level 3 on the whole tensor, the frame header and chunk table
-	// counted. Float weights are nearly all literals: the ratio is the
-	// Huffman coding of literals, and its cost most of the time at any
-	// level (levels -3..3 run within 1.25x of each other). Chunks under
-	// 1 MiB (small tensors, or a mid-size one split for parallel coding:
-	// stretches of several tensors) take level 1 (fast) with level 3's
-	// hash table and minimum match, which finds level 3's matches (float32
-	// needs them), and 96 KiB blocks rather than 128, each stretch its own
-	// Huffman table (stories260K bf16, f16: 101 and 117 B under zstandard
-	// 1.5.7's level 3 on 0.5 MB, where 128 KiB blocks are 181 and 55 B
-	// over). Chunks of 1 MiB and more lie inside large tensors, where one
-	// table per 128 KiB costs less, and their size affords level 3's
-	// double-fast search at level 1's window: on all-MiniLM bf16 96 KiB
-	// blocks are 545 B over libzstd 1.5.4's level 3, these 2.3 KB under,
-	// compressing at 1.3x its speed; zstandard 1.5.7's level 3 is still
-	// 0.9 KB (0.003%) smaller there, and no 1.5.4 setting at this speed
-	// closes it (larger hash and chain tables, minimum match 4 or 6, lazy
-	// search, the block splitter: TestSearchParams). No checksum (the
-	// frame has CRC32C) or content size.
-	zstdLib = sync.OnceValues(func() (*libzstd.Encoder, error) {
-		return libzstd.NewEncoder(libzstd.Params{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10})
-	})
-	zstdLibLarge = sync.OnceValues(func() (*libzstd.Encoder, error) {
-		return libzstd.NewEncoder(libzstd.Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5})
-	})
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
 		// Huffman-coded literals even where the fastest level would store
 		// them: float weights are nearly all literals (ratio 1.32 on bf16
@@ -110,18 +143,11 @@ var (
 	})
 )
 
-// zstdLargeChunk is the chunk size from which zstdLibLarge's parameters
-// code a chunk.
-const zstdLargeChunk = 1 << 20
-
-// zstdCompress appends one zstd frame holding src to dst[:0].
-func zstdCompress(dst, src []byte) ([]byte, error) {
+// zstdCompress appends one zstd frame holding src, a chunk of dtype d, to
+// dst[:0].
+func zstdCompress(dst, src []byte, d tensor.DType) ([]byte, error) {
 	if libzstd.Built {
-		pick := zstdLib
-		if len(src) >= zstdLargeChunk {
-			pick = zstdLibLarge
-		}
-		e, err := pick()
+		e, err := zstdLib(d, len(src))
 		if err != nil {
 			return nil, err
 		}
@@ -150,8 +176,8 @@ func zstdDecodeGo(dst, src []byte) error {
 	return nil
 }
 
-func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
-	out, err := zstdCompress(dst, src)
+func (zstdCodec) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
+	out, err := zstdCompress(dst, src, in.Meta.DType)
 	return out, 0, err
 }
 
@@ -171,7 +197,7 @@ func (shuffleZstd) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	splitPlanes(ps.planes(k, len(src)/k), src, k, rot)
-	out, err := zstdCompress(dst, ps.buf[:len(src)])
+	out, err := zstdCompress(dst, ps.buf[:len(src)], tensor.Uint8) // byte planes: whole blocks
 	return out, 0, err
 }
 

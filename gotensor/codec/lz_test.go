@@ -2,6 +2,9 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -35,16 +38,21 @@ func TestLibzstdMatchesPureGo(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	for i, src := range zstdInputs(t) {
-		e, err := zstdLib()
-		if err != nil {
-			t.Fatal(err)
+		frames := map[string][]byte{"klauspost's": zstdEnc().EncodeAll(src, nil)}
+		for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16} { // whole blocks, pre-split ones
+			for _, n := range []int{len(src), zstdLargeChunk} { // the small-chunk parameters, the large-chunk ones
+				e, err := zstdLib(d, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lib, err := e.Compress(make([]byte, 0, 2*len(src)+64), src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				frames[fmt.Sprintf("libzstd's (%s, %d-byte chunk parameters)", d, n)] = lib
+			}
 		}
-		lib, err := e.Compress(make([]byte, 0, 2*len(src)+64), src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pure := zstdEnc().EncodeAll(src, nil)
-		for name, frame := range map[string][]byte{"libzstd's": lib, "klauspost's": pure} {
+		for name, frame := range frames {
 			a, b := make([]byte, len(src)), make([]byte, len(src))
 			if err := libzstd.Decompress(a, frame); err != nil || !bytes.Equal(a, src) {
 				t.Fatalf("input %d: libzstd decodes %s frame: %v", i, name, err)
@@ -83,13 +91,15 @@ func TestLibzstdMatchesPureGo(t *testing.T) {
 // buffer leaves (noise) comes back no smaller than itself: stored raw.
 func TestZstdIncompressibleComesBackWhole(t *testing.T) {
 	src := zstdInputs(t)[1]
-	in := Info{Meta: tensor.Meta{DType: tensor.Uint8, Shape: []int64{int64(len(src))}}}
-	out, _, err := zstdCodec{}.Encode(make([]byte, len(src)), src, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out) < len(src) {
-		t.Fatalf("noise coded to %d of %d bytes", len(out), len(src))
+	for _, d := range []tensor.DType{tensor.Uint8, tensor.BFloat16} { // whole blocks, pre-split ones
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
+		out, _, err := zstdCodec{}.Encode(make([]byte, len(src)), src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) < len(src) {
+			t.Fatalf("%s: noise coded to %d of %d bytes", d, len(out), len(src))
+		}
 	}
 }
 
@@ -138,7 +148,7 @@ func TestZstdLargeChunkParameters(t *testing.T) {
 		t.Skip("built without libzstd (go test -tags libzstd)")
 	}
 	src := bf16Weights(zstdLargeChunk / 2)
-	small, err := zstdLib()
+	small, err := libzstd.NewEncoder(zstdParams[0][0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +156,7 @@ func TestZstdLargeChunkParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := zstdCompress(nil, src)
+	enc, err := zstdCompress(nil, src, tensor.Float16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,5 +166,55 @@ func TestZstdLargeChunkParameters(t *testing.T) {
 	back := make([]byte, len(src))
 	if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
 		t.Fatalf("round trip: %v", err)
+	}
+}
+
+// Pre-split blocks (the bfloat16 parameters) code bfloat16 weights smaller
+// than the same parameters with whole 128 KiB or 96 KiB blocks, both on
+// real weights and on two tensors of unlike spread, one after the other
+// (the second starting inside a block), as a checkpoint lays them out.
+func TestZstdPreSplitBeatsWholeBlocks(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	mixed := bf16Weights(100 << 10)
+	for range 150 << 10 { // a norm's weights: near 1
+		mixed = binary.LittleEndian.AppendUint16(mixed, uint16(math.Float32bits(float32(1+r.NormFloat64()*0.05))>>16))
+	}
+	inputs := map[string][]byte{"two tensors": mixed}
+	if w := realWeights(t); len(w) >= 200_000 {
+		inputs["stories260K"] = storedAs(w, tensor.BFloat16)
+	}
+	for _, p := range zstdParams[1] {
+		split, err := libzstd.NewEncoder(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, src := range inputs {
+			got, err := split.Compress(nil, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bs := range []int{0, 96 << 10} {
+				q := p
+				q.PreSplit, q.MaxBlockSize = false, bs
+				whole, err := libzstd.NewEncoder(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, err := whole.Compress(nil, src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) >= len(ref) {
+					t.Errorf("%s, %+v: pre-split %d bytes, whole blocks of %d KiB %d", name, p, len(got), max(bs, 128<<10)>>10, len(ref))
+				}
+			}
+			back := make([]byte, len(src))
+			if err := zstdDecompress(back, got); err != nil || !bytes.Equal(back, src) {
+				t.Fatalf("%s: round trip: %v", name, err)
+			}
+		}
 	}
 }

@@ -60,64 +60,73 @@ func (zstdCodec) ID() ID                     { return IDZstd }
 func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
-// zstdParams are the libzstd parameters by kind of chunk, chosen on real
-// weights with TestSearchParams (internal/libzstd) against zstandard
-// 1.5.7's level 3 on the whole tensor, the frame header and chunk table
-// counted. Float weights are nearly all literals: the ratio is the Huffman
-// coding of literals, and its cost most of the time at any level (levels
-// -3..3 run within 1.25x of each other); what parts the levels is where
-// blocks end, each block its own Huffman table. zstandard 1.5.7's level 3
-// ends full 128 KiB blocks early where the byte statistics change
-// (libzstd 1.5.4, Debian's, has no such splitter at fast levels):
-// PreSplit does the same from outside, the first block of each chunk
-// included. On bfloat16 that is 2.4 KB under zstandard's level 3 on
-// all-MiniLM (with plain level 1: 1 MiB chunks) and 0.2 KB under on
-// stories260K, where no 1.5.4 setting without it came within 0.9 KB on
-// all-MiniLM. On float16 and float32 (fewer bytes saved per block) the
-// splitter cuts blocks too often and costs 10-20 KB on all-MiniLM: they
-// keep whole blocks, 128 KiB in chunks of 1 MiB and more and 96 KiB below
-// (small tensors, or a mid-size one split for parallel coding: on
-// stories260K float16 117 B under zstandard's level 3, where 128 KiB is
-// 55 B over), with level 3's hash table and minimum match (float32 needs
-// its matches) and, from 1 MiB, level 3's double-fast search at level 1's
-// window (31 and 59 KB under on all-MiniLM float16, float32). No checksum
-// (the frame has CRC32C) or content size.
-var zstdParams = [2][2]libzstd.Params{
-	{ // whole blocks: float16, float32, everything else
-		{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10},
-		{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5},
-	},
-	{ // bfloat16: blocks pre-split
-		{Level: 1, HashLog: 17, MinMatch: 5, PreSplit: true},
-		{Level: 1, PreSplit: true},
-	},
+// zstdParams are the libzstd parameters by kind of chunk (zstdKind),
+// chosen on real weights with TestSearchParams and interleaved timings
+// against zstandard 1.5.7's level 3 on the whole tensor, the frame header
+// and chunk table counted. Float weights are nearly all literals: the
+// ratio is the Huffman coding of literals, and its cost most of the time
+// at any level; what parts the settings is where blocks end, each block
+// its own Huffman table.
+//
+// Chunks under 1 MiB (small tensors, or a mid-size one split for parallel
+// coding) take level 1 (fast) with a 64K-entry hash table and level 3's
+// minimum match, which finds level 3's matches (float32 needs them), and
+// 96 KiB blocks: on stories260K bfloat16, float16, float32 97, 124 and 459
+// B under zstandard's level 3 (128 KiB blocks: 181 and 55 B over on the
+// first two), at 1.1x the speed of level 1 with a 128K-entry table, which
+// saves 4 B more.
+//
+// Chunks of 1 MiB and more lie inside large tensors, where one table per
+// 128 KiB costs less. zstandard 1.5.7's level 3 ends full blocks early
+// where the byte statistics change (libzstd 1.5.4, Debian's, has no
+// splitter at fast levels): PreSplit does the same from outside, the first
+// block of each chunk included. On bfloat16 that is 2.4 KB under
+// zstandard's level 3 on all-MiniLM with plain level 1, where no 1.5.4
+// setting without it came within 0.9 KB (under 1 MiB it costs 5% of the
+// speed for 140 B on stories260K). On float16 and float32 the splitter
+// cuts blocks too often (10-20 KB over on all-MiniLM): they keep whole
+// blocks, with level 3's double-fast search at level 1's window, 31 and 59
+// KB under zstandard's level 3 on all-MiniLM. No checksum (the frame has
+// CRC32C) or content size.
+var zstdParams = [...]libzstd.Params{
+	zstdSmall:     {Level: 1, HashLog: 16, MinMatch: 5, MaxBlockSize: 96 << 10},
+	zstdLarge:     {Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5},
+	zstdLargeBF16: {Level: 1, PreSplit: true},
 }
 
-// zstdLargeChunk is the chunk size from which the second parameters of a
-// kind code a chunk.
+// The kinds of chunk zstdParams code.
+const (
+	zstdSmall     = iota // under zstdLargeChunk bytes
+	zstdLarge            // zstdLargeChunk bytes and more, of dtypes other than bfloat16
+	zstdLargeBF16        // zstdLargeChunk bytes and more of bfloat16
+)
+
+// zstdLargeChunk is the chunk size from which a chunk is large.
 const zstdLargeChunk = 1 << 20
 
+// zstdKind is the kind of a chunk of n bytes of dtype d.
+func zstdKind(d tensor.DType, n int) int {
+	switch {
+	case n < zstdLargeChunk:
+		return zstdSmall
+	case d == tensor.BFloat16:
+		return zstdLargeBF16
+	}
+	return zstdLarge
+}
+
 // zstdEncoders are libzstd encoders of zstdParams, made on first use.
-var zstdEncoders [2][2]func() (*libzstd.Encoder, error)
+var zstdEncoders [len(zstdParams)]func() (*libzstd.Encoder, error)
 
 func init() {
-	for k := range zstdParams {
-		for l := range zstdParams[k] {
-			zstdEncoders[k][l] = sync.OnceValues(func() (*libzstd.Encoder, error) { return libzstd.NewEncoder(zstdParams[k][l]) })
-		}
+	for k, p := range zstdParams {
+		zstdEncoders[k] = sync.OnceValues(func() (*libzstd.Encoder, error) { return libzstd.NewEncoder(p) })
 	}
 }
 
 // zstdLib is the libzstd encoder for a chunk of n bytes of dtype d.
 func zstdLib(d tensor.DType, n int) (*libzstd.Encoder, error) {
-	kind, large := 0, 0
-	if d == tensor.BFloat16 {
-		kind = 1
-	}
-	if n >= zstdLargeChunk {
-		large = 1
-	}
-	return zstdEncoders[kind][large]()
+	return zstdEncoders[zstdKind(d, n)]()
 }
 
 var (

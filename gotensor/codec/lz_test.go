@@ -88,17 +88,24 @@ func TestLibzstdMatchesPureGo(t *testing.T) {
 }
 
 // A chunk whose frame would not fit in the room the frame's scratch
-// buffer leaves (noise) comes back no smaller than itself: stored raw.
+// buffer leaves (noise) comes back no smaller than itself: stored raw,
+// small chunks and large, with whole blocks and pre-split ones.
 func TestZstdIncompressibleComesBackWhole(t *testing.T) {
-	src := zstdInputs(t)[1]
-	for _, d := range []tensor.DType{tensor.Uint8, tensor.BFloat16} { // whole blocks, pre-split ones
-		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
-		out, _, err := zstdCodec{}.Encode(make([]byte, len(src)), src, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(out) < len(src) {
-			t.Fatalf("%s: noise coded to %d of %d bytes", d, len(out), len(src))
+	r := rand.New(rand.NewPCG(9, 10))
+	noise := make([]byte, zstdLargeChunk)
+	for i := range noise {
+		noise[i] = byte(r.Uint32())
+	}
+	for _, src := range [][]byte{zstdInputs(t)[1], noise} {
+		for _, d := range []tensor.DType{tensor.Uint8, tensor.BFloat16} {
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
+			out, _, err := zstdCodec{}.Encode(make([]byte, len(src)), src, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) < len(src) {
+				t.Fatalf("%s: noise coded to %d of %d bytes", d, len(out), len(src))
+			}
 		}
 	}
 }
@@ -140,15 +147,16 @@ func TestZstdReachesLevel3OnWeights(t *testing.T) {
 	}
 }
 
-// A chunk of 1 MiB of one tensor's bfloat16 weights takes the large-chunk
-// parameters (128 KiB blocks, double-fast search): smaller than the small
-// chunks' 96 KiB blocks, which pay a Huffman table more per 384 KiB.
+// A chunk of 1 MiB of one tensor's weights takes the large-chunk
+// parameters (128 KiB blocks; double-fast search, or pre-split blocks for
+// bfloat16): smaller than the small chunks' 96 KiB blocks, which pay a
+// Huffman table more per 384 KiB.
 func TestZstdLargeChunkParameters(t *testing.T) {
 	if !libzstd.Built {
 		t.Skip("built without libzstd (go test -tags libzstd)")
 	}
 	src := bf16Weights(zstdLargeChunk / 2)
-	small, err := libzstd.NewEncoder(zstdParams[0][0])
+	small, err := libzstd.NewEncoder(zstdParams[zstdSmall])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,20 +164,22 @@ func TestZstdLargeChunkParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc, err := zstdCompress(nil, src, tensor.Float16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(enc) >= len(ref) {
-		t.Errorf("1 MiB chunk: %d bytes, the small-chunk parameters give %d", len(enc), len(ref))
-	}
-	back := make([]byte, len(src))
-	if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
-		t.Fatalf("round trip: %v", err)
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16} {
+		enc, err := zstdCompress(nil, src, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(enc) >= len(ref) {
+			t.Errorf("1 MiB chunk of %s: %d bytes, the small-chunk parameters give %d", d, len(enc), len(ref))
+		}
+		back := make([]byte, len(src))
+		if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
+			t.Fatalf("%s: round trip: %v", d, err)
+		}
 	}
 }
 
-// Pre-split blocks (the bfloat16 parameters) code bfloat16 weights smaller
+// Pre-split blocks (the large bfloat16 chunks' parameters) code bfloat16 weights smaller
 // than the same parameters with whole 128 KiB or 96 KiB blocks, both on
 // real weights and on two tensors of unlike spread, one after the other
 // (the second starting inside a block), as a checkpoint lays them out.
@@ -186,35 +196,34 @@ func TestZstdPreSplitBeatsWholeBlocks(t *testing.T) {
 	if w := realWeights(t); len(w) >= 200_000 {
 		inputs["stories260K"] = storedAs(w, tensor.BFloat16)
 	}
-	for _, p := range zstdParams[1] {
-		split, err := libzstd.NewEncoder(p)
+	p := zstdParams[zstdLargeBF16]
+	split, err := libzstd.NewEncoder(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range inputs {
+		got, err := split.Compress(nil, src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, src := range inputs {
-			got, err := split.Compress(nil, src)
+		for _, bs := range []int{0, 96 << 10} {
+			q := p
+			q.PreSplit, q.MaxBlockSize = false, bs
+			whole, err := libzstd.NewEncoder(q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, bs := range []int{0, 96 << 10} {
-				q := p
-				q.PreSplit, q.MaxBlockSize = false, bs
-				whole, err := libzstd.NewEncoder(q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ref, err := whole.Compress(nil, src)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) >= len(ref) {
-					t.Errorf("%s, %+v: pre-split %d bytes, whole blocks of %d KiB %d", name, p, len(got), max(bs, 128<<10)>>10, len(ref))
-				}
+			ref, err := whole.Compress(nil, src)
+			if err != nil {
+				t.Fatal(err)
 			}
-			back := make([]byte, len(src))
-			if err := zstdDecompress(back, got); err != nil || !bytes.Equal(back, src) {
-				t.Fatalf("%s: round trip: %v", name, err)
+			if len(got) >= len(ref) {
+				t.Errorf("%s, %+v: pre-split %d bytes, whole blocks of %d KiB %d", name, p, len(got), max(bs, 128<<10)>>10, len(ref))
 			}
+		}
+		back := make([]byte, len(src))
+		if err := zstdDecompress(back, got); err != nil || !bytes.Equal(back, src) {
+			t.Fatalf("%s: round trip: %v", name, err)
 		}
 	}
 }

@@ -38,7 +38,8 @@ func TestSearchParams(t *testing.T) {
 	var cands []Params
 	for _, bs := range []int{0, 32 << 10, 64 << 10, 96 << 10, 112 << 10} {
 		cands = append(cands, Params{Level: 1, MaxBlockSize: bs}, Params{Level: 2, MaxBlockSize: bs}, Params{Level: 3, MaxBlockSize: bs},
-			Params{Level: 1, MinMatch: 5, HashLog: 17, MaxBlockSize: bs}, Params{Level: 1, MinMatch: 6, HashLog: 16, MaxBlockSize: bs})
+			Params{Level: 1, MinMatch: 5, HashLog: 17, MaxBlockSize: bs}, Params{Level: 1, MinMatch: 5, HashLog: 16, MaxBlockSize: bs},
+			Params{Level: 1, MinMatch: 6, HashLog: 16, MaxBlockSize: bs})
 		// level 3's double-fast search at level 1's window, and level 1 with
 		// a larger hash table: what a 1 MiB chunk can afford
 		cands = append(cands, Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5, MaxBlockSize: bs},

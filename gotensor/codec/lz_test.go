@@ -227,3 +227,32 @@ func TestZstdPreSplitBeatsWholeBlocks(t *testing.T) {
 		}
 	}
 }
+
+// Pre-split frames of sizes about the 128 KiB block edge and of mixed
+// content (weights, then a run of zeros, then noise) decode to the same
+// bytes with libzstd and with klauspost's decoder.
+func TestZstdPreSplitRoundTripsAtBlockEdges(t *testing.T) {
+	if !libzstd.Built {
+		t.Skip("built without libzstd (go test -tags libzstd)")
+	}
+	e, err := libzstd.NewEncoder(zstdParams[zstdLargeBF16])
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := zstdInputs(t)
+	mixed := append(append(append([]byte(nil), in[0][:300<<10]...), in[2]...), in[1]...)
+	for _, n := range []int{128<<10 + 1, 256<<10 - 1, 256 << 10, 256<<10 + 7, 3<<17 + 5, len(mixed)} {
+		src := mixed[:n]
+		frame, err := e.Compress(nil, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := make([]byte, n), make([]byte, n)
+		if err := libzstd.Decompress(a, frame); err != nil || !bytes.Equal(a, src) {
+			t.Fatalf("%d bytes: libzstd: %v", n, err)
+		}
+		if err := zstdDecodeGo(b, frame); err != nil || !bytes.Equal(b, src) {
+			t.Fatalf("%d bytes: klauspost: %v", n, err)
+		}
+	}
+}

@@ -90,7 +90,8 @@ type Encoder struct {
 	idle chan *C.ZSTD_CCtx // idle contexts, freed when the list is full
 }
 
-// NewEncoder checks p on a first context and returns an Encoder using it.
+// NewEncoder checks p on a first context and returns an Encoder using it;
+// its idle contexts are freed once it is unreachable.
 func NewEncoder(p Params) (*Encoder, error) {
 	e := &Encoder{p: p, idle: make(chan *C.ZSTD_CCtx, 2*runtime.NumCPU()+2)}
 	c, err := e.get()
@@ -98,7 +99,20 @@ func NewEncoder(p Params) (*Encoder, error) {
 		return nil, err
 	}
 	e.put(c)
+	runtime.AddCleanup(e, freeIdle, e.idle)
 	return e, nil
+}
+
+// freeIdle frees the contexts in idle, which nothing else holds.
+func freeIdle(idle chan *C.ZSTD_CCtx) {
+	for {
+		select {
+		case c := <-idle:
+			C.ZSTD_freeCCtx(c)
+		default:
+			return
+		}
+	}
 }
 
 func (e *Encoder) get() (*C.ZSTD_CCtx, error) {

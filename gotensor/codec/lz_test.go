@@ -173,7 +173,7 @@ func TestZstdLargeChunkParameters(t *testing.T) {
 			t.Errorf("1 MiB chunk of %s: %d bytes, the small-chunk parameters give %d", d, len(enc), len(ref))
 		}
 		back := make([]byte, len(src))
-		if err := zstdDecompress(back, enc); err != nil || !bytes.Equal(back, src) {
+		if err := zstdDecompress(back, enc, d); err != nil || !bytes.Equal(back, src) {
 			t.Fatalf("%s: round trip: %v", d, err)
 		}
 	}
@@ -222,7 +222,7 @@ func TestZstdPreSplitBeatsWholeBlocks(t *testing.T) {
 			}
 		}
 		back := make([]byte, len(src))
-		if err := zstdDecompress(back, got); err != nil || !bytes.Equal(back, src) {
+		if err := zstdDecompress(back, got, tensor.BFloat16); err != nil || !bytes.Equal(back, src) {
 			t.Fatalf("%s: round trip: %v", name, err)
 		}
 	}

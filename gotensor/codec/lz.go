@@ -80,10 +80,12 @@ func (zstdCodec) Supports(tensor.DType) bool { return true }
 // 128 KiB costs less. zstandard 1.5.7's level 3 ends full blocks early
 // where the byte statistics change (libzstd 1.5.4, Debian's, has no
 // splitter at fast levels): PreSplit does the same from outside, the first
-// block of each chunk included. On bfloat16 that is 2.4 KB under
-// zstandard's level 3 on all-MiniLM with plain level 1, where no 1.5.4
-// setting without it came within 0.9 KB (under 1 MiB it costs 5% of the
-// speed for 140 B on stories260K). On float16 and float32 the splitter
+// block of each chunk included. On all-MiniLM bfloat16 (43 such chunks
+// and a last one of 0.3 MB) plain level 1 with it is 1.0 KB under
+// zstandard's level 3, where no 1.5.4 setting without it came within 0.9
+// KB over. Under 1 MiB it costs 5% of the speed for 140 B on stories260K;
+// left out there, all-MiniLM bfloat16 is 4 KB over where more than 10
+// workers cut it into chunks under 1 MiB. On float16 and float32 the splitter
 // cuts blocks too often (10-20 KB over on all-MiniLM): they keep whole
 // blocks, with level 3's double-fast search at level 1's window, 31 and 59
 // KB under zstandard's level 3 on all-MiniLM. No checksum (the frame has

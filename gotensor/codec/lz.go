@@ -60,34 +60,78 @@ func (zstdCodec) ID() ID                     { return IDZstd }
 func (zstdCodec) Name() string               { return "zstd" }
 func (zstdCodec) Supports(tensor.DType) bool { return true }
 
+// zstdParams are the libzstd parameters by kind of chunk (zstdKind),
+// chosen on real weights with TestSearchParams and interleaved timings
+// against zstandard 1.5.7's level 3 on the whole tensor, the frame header
+// and chunk table counted. Float weights are nearly all literals: the
+// ratio is the Huffman coding of literals, and its cost most of the time
+// at any level; what parts the settings is where blocks end, each block
+// its own Huffman table.
+//
+// Chunks under 1 MiB (small tensors, or a mid-size one split for parallel
+// coding) take level 1 (fast) with a 64K-entry hash table and level 3's
+// minimum match, which finds level 3's matches (float32 needs them), and
+// 96 KiB blocks: on stories260K bfloat16, float16, float32 97, 124 and 459
+// B under zstandard's level 3 (128 KiB blocks: 181 and 55 B over on the
+// first two), at 1.1x the speed of level 1 with a 128K-entry table, which
+// saves 4 B more.
+//
+// Chunks of 1 MiB and more lie inside large tensors, where one table per
+// 128 KiB costs less. zstandard 1.5.7's level 3 ends full blocks early
+// where the byte statistics change (libzstd 1.5.4, Debian's, has no
+// splitter at fast levels): PreSplit does the same from outside, the first
+// block of each chunk included. On all-MiniLM bfloat16 (43 such chunks
+// and a last one of 0.3 MB) plain level 1 with it is 1.0 KB under
+// zstandard's level 3, where no 1.5.4 setting without it came within 0.9
+// KB over. Under 1 MiB it costs 5% of the speed for 140 B on stories260K;
+// left out there, all-MiniLM bfloat16 is 4 KB over where more than 10
+// workers cut it into chunks under 1 MiB. On float16 and float32 the splitter
+// cuts blocks too often (10-20 KB over on all-MiniLM): they keep whole
+// blocks, with level 3's double-fast search at level 1's window, 31 and 59
+// KB under zstandard's level 3 on all-MiniLM. No checksum (the frame has
+// CRC32C) or content size.
+var zstdParams = [...]libzstd.Params{
+	zstdSmall:     {Level: 1, HashLog: 16, MinMatch: 5, MaxBlockSize: 96 << 10},
+	zstdLarge:     {Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5},
+	zstdLargeBF16: {Level: 1, PreSplit: true},
+}
+
+// The kinds of chunk zstdParams code.
+const (
+	zstdSmall     = iota // under zstdLargeChunk bytes
+	zstdLarge            // zstdLargeChunk bytes and more, of dtypes other than bfloat16
+	zstdLargeBF16        // zstdLargeChunk bytes and more of bfloat16
+)
+
+// zstdLargeChunk is the chunk size from which a chunk is large.
+const zstdLargeChunk = 1 << 20
+
+// zstdKind is the kind of a chunk of n bytes of dtype d.
+func zstdKind(d tensor.DType, n int) int {
+	switch {
+	case n < zstdLargeChunk:
+		return zstdSmall
+	case d == tensor.BFloat16:
+		return zstdLargeBF16
+	}
+	return zstdLarge
+}
+
+// zstdEncoders are libzstd encoders of zstdParams, made on first use.
+var zstdEncoders [len(zstdParams)]func() (*libzstd.Encoder, error)
+
+func init() {
+	for k, p := range zstdParams {
+		zstdEncoders[k] = sync.OnceValues(func() (*libzstd.Encoder, error) { return libzstd.NewEncoder(p) })
+	}
+}
+
+// zstdLib is the libzstd encoder for a chunk of n bytes of dtype d.
+func zstdLib(d tensor.DType, n int) (*libzstd.Encoder, error) {
+	return zstdEncoders[zstdKind(d, n)]()
+}
+
 var (
-	// zstdLib and zstdLibLarge are the libzstd parameters, chosen on real
-	// weights with TestSearchParams (internal/libzstd) against zstandard's
-	// level 3 on the whole tensor, the frame header and chunk table
-	// counted. Float weights are nearly all literals: the ratio is the
-	// Huffman coding of literals, and its cost most of the time at any
-	// level (levels -3..3 run within 1.25x of each other). Chunks under
-	// 1 MiB (small tensors, or a mid-size one split for parallel coding:
-	// stretches of several tensors) take level 1 (fast) with level 3's
-	// hash table and minimum match, which finds level 3's matches (float32
-	// needs them), and 96 KiB blocks rather than 128, each stretch its own
-	// Huffman table (stories260K bf16, f16: 101 and 117 B under zstandard
-	// 1.5.7's level 3 on 0.5 MB, where 128 KiB blocks are 181 and 55 B
-	// over). Chunks of 1 MiB and more lie inside large tensors, where one
-	// table per 128 KiB costs less, and their size affords level 3's
-	// double-fast search at level 1's window: on all-MiniLM bf16 96 KiB
-	// blocks are 545 B over libzstd 1.5.4's level 3, these 2.3 KB under,
-	// compressing at 1.3x its speed; zstandard 1.5.7's level 3 is still
-	// 0.9 KB (0.003%) smaller there, and no 1.5.4 setting at this speed
-	// closes it (larger hash and chain tables, minimum match 4 or 6, lazy
-	// search, the block splitter: TestSearchParams). No checksum (the
-	// frame has CRC32C) or content size.
-	zstdLib = sync.OnceValues(func() (*libzstd.Encoder, error) {
-		return libzstd.NewEncoder(libzstd.Params{Level: 1, HashLog: 17, MinMatch: 5, MaxBlockSize: 96 << 10})
-	})
-	zstdLibLarge = sync.OnceValues(func() (*libzstd.Encoder, error) {
-		return libzstd.NewEncoder(libzstd.Params{Level: 1, Strategy: 2, HashLog: 17, ChainLog: 16, MinMatch: 5})
-	})
 	zstdEnc = sync.OnceValue(func() *zstd.Encoder {
 		// Huffman-coded literals even where the fastest level would store
 		// them: float weights are nearly all literals (ratio 1.32 on bf16
@@ -110,18 +154,11 @@ var (
 	})
 )
 
-// zstdLargeChunk is the chunk size from which zstdLibLarge's parameters
-// code a chunk.
-const zstdLargeChunk = 1 << 20
-
-// zstdCompress appends one zstd frame holding src to dst[:0].
-func zstdCompress(dst, src []byte) ([]byte, error) {
+// zstdCompress appends one zstd frame holding src, a chunk of dtype d, to
+// dst[:0].
+func zstdCompress(dst, src []byte, d tensor.DType) ([]byte, error) {
 	if libzstd.Built {
-		pick := zstdLib
-		if len(src) >= zstdLargeChunk {
-			pick = zstdLibLarge
-		}
-		e, err := pick()
+		e, err := zstdLib(d, len(src))
 		if err != nil {
 			return nil, err
 		}
@@ -130,9 +167,13 @@ func zstdCompress(dst, src []byte) ([]byte, error) {
 	return zstdEnc().EncodeAll(src, dst[:0]), nil
 }
 
-// zstdDecompress fills all of dst from the zstd frame src.
-func zstdDecompress(dst, src []byte) error {
-	if libzstd.Built {
+// zstdDecompress fills all of dst from the zstd frame src, a chunk of
+// dtype d. Float chunks (nearly all Huffman-coded literals) go to
+// klauspost's decoder even where the build has libzstd: on real weights it
+// runs at 1.02-1.1x libzstd 1.5.4's speed (float16 and float32 the most),
+// where on match-heavy data (text, small integers) it runs at 0.7x.
+func zstdDecompress(dst, src []byte, d tensor.DType) error {
+	if libzstd.Built && !d.IsFloat() {
 		return libzstd.Decompress(dst, src)
 	}
 	return zstdDecodeGo(dst, src)
@@ -150,13 +191,13 @@ func zstdDecodeGo(dst, src []byte) error {
 	return nil
 }
 
-func (zstdCodec) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
-	out, err := zstdCompress(dst, src)
+func (zstdCodec) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
+	out, err := zstdCompress(dst, src, in.Meta.DType)
 	return out, 0, err
 }
 
-func (zstdCodec) Decode(dst, src []byte, _ Info, _ uint32) error {
-	return zstdDecompress(dst, src)
+func (zstdCodec) Decode(dst, src []byte, in Info, _ uint32) error {
+	return zstdDecompress(dst, src, in.Meta.DType)
 }
 
 func (shuffleZstd) ID() ID                       { return IDShuffleZstd }
@@ -171,7 +212,7 @@ func (shuffleZstd) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	splitPlanes(ps.planes(k, len(src)/k), src, k, rot)
-	out, err := zstdCompress(dst, ps.buf[:len(src)])
+	out, err := zstdCompress(dst, ps.buf[:len(src)], tensor.Uint8) // byte planes: whole blocks
 	return out, 0, err
 }
 
@@ -183,7 +224,7 @@ func (shuffleZstd) Decode(dst, src []byte, in Info, _ uint32) error {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	pl := ps.planes(k, len(dst)/k)
-	if err := zstdDecompress(ps.buf[:len(dst)], src); err != nil {
+	if err := zstdDecompress(ps.buf[:len(dst)], src, tensor.Uint8); err != nil { // byte planes
 		return err
 	}
 	mergePlanes(dst, pl, k, rot)

@@ -12,6 +12,7 @@ package libzstd
 #define ZSTD_STATIC_LINKING_ONLY // names only (ZSTD_c_literalCompressionMode): every call is in the stable ABI
 #include <zstd.h>
 #include <zstd_errors.h>
+#include "presplit.h"
 #if ZSTD_VERSION_NUMBER < 10504
 #error "gotensor's libzstd build needs libzstd >= 1.5.4 (ZSTD_c_maxBlockSize)"
 #endif
@@ -45,6 +46,7 @@ type Params struct {
 	MaxBlockSize int  // ZSTD_c_maxBlockSize: blocks of at most this many bytes (each its own Huffman table); 0: 128 KiB
 	HuffLiterals bool // Huffman-code literals even at levels that would store them (negative ones)
 	ContentSize  bool // write the content size into the frame header
+	PreSplit     bool // end full blocks early where the byte statistics change (libzstd 1.5.7's splitter for dfast levels); 128 KiB blocks
 }
 
 func (p Params) set(c *C.ZSTD_CCtx) error {
@@ -61,6 +63,9 @@ func (p Params) set(c *C.ZSTD_CCtx) error {
 	if p.HuffLiterals {
 		list = append(list, kv{C.ZSTD_c_literalCompressionMode, C.ZSTD_ps_enable})
 	}
+	if p.PreSplit { // gt_compress_presplit streams from src into dst
+		list = append(list, kv{C.ZSTD_c_stableInBuffer, 1}, kv{C.ZSTD_c_stableOutBuffer, 1})
+	}
 	for _, o := range list {
 		if r := C.gt_set(c, C.int(o.k), C.int(o.v)); C.gt_is_error(r) != 0 {
 			return errs.New(errs.InvalidArgument, "libzstd: parameter %d = %d: %s", o.k, o.v, C.GoString(C.ZSTD_getErrorName(r)))
@@ -76,13 +81,17 @@ func b2i(b bool) int {
 	return 0
 }
 
+// maxBlock is zstd's largest block: inputs no larger are one block.
+const maxBlock = 128 << 10
+
 // Encoder compresses with one set of parameters; safe for concurrent use.
 type Encoder struct {
 	p    Params
 	idle chan *C.ZSTD_CCtx // idle contexts, freed when the list is full
 }
 
-// NewEncoder checks p on a first context and returns an Encoder using it.
+// NewEncoder checks p on a first context and returns an Encoder using it;
+// its idle contexts are freed once it is unreachable.
 func NewEncoder(p Params) (*Encoder, error) {
 	e := &Encoder{p: p, idle: make(chan *C.ZSTD_CCtx, 2*runtime.NumCPU()+2)}
 	c, err := e.get()
@@ -90,7 +99,20 @@ func NewEncoder(p Params) (*Encoder, error) {
 		return nil, err
 	}
 	e.put(c)
+	runtime.AddCleanup(e, freeIdle, e.idle)
 	return e, nil
+}
+
+// freeIdle frees the contexts in idle, which nothing else holds.
+func freeIdle(idle chan *C.ZSTD_CCtx) {
+	for {
+		select {
+		case c := <-idle:
+			C.ZSTD_freeCCtx(c)
+		default:
+			return
+		}
+	}
 }
 
 func (e *Encoder) get() (*C.ZSTD_CCtx, error) {
@@ -133,7 +155,12 @@ func (e *Encoder) Compress(dst, src []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer e.put(c)
-	n := C.ZSTD_compress2(c, ptr(dst), C.size_t(len(dst)), ptr(src), C.size_t(len(src)))
+	var n C.size_t
+	if e.p.PreSplit && len(src) > maxBlock {
+		n = C.gt_compress_presplit(c, ptr(dst), C.size_t(len(dst)), ptr(src), C.size_t(len(src)))
+	} else {
+		n = C.ZSTD_compress2(c, ptr(dst), C.size_t(len(dst)), ptr(src), C.size_t(len(src)))
+	}
 	switch {
 	case C.gt_is_error(n) == 0:
 		return dst[:n], nil

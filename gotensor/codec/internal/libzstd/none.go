@@ -11,7 +11,7 @@ const Built = false
 // Params are libzstd compression parameters (see the libzstd build).
 type Params struct {
 	Level, Strategy, WindowLog, HashLog, ChainLog, SearchLog, MinMatch, TargetLength, MaxBlockSize int
-	HuffLiterals, ContentSize                                                                      bool
+	HuffLiterals, ContentSize, PreSplit                                                            bool
 }
 
 // Encoder is only available where Built is true.

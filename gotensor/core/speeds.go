@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -102,6 +103,7 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	l := s.link.estimate()
 	u := s.cachedUsage()
+	kind := keyOf(meta, len(raw))
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
@@ -121,63 +123,78 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 			defer s.link.codingEnds()
 			return s.speed(meta.DType, c, raw)
 		},
-		Factor: s.factors.get,
+		Factor: func(c codec.Codec) float64 { return s.factors.get(kind, c) },
 	}
 }
 
-// factors are, per codec, a moving average of how much longer than
-// expected a store's writes with it took (see codec.Hint.Factor).
+// factors are, per kind of tensor (dtype and size class) and codec, how
+// much longer than the model expected a store's writes with it took (see
+// codec.Hint.Factor): what the model leaves out, measured where it
+// matters. On two cores shared with a node on the loopback, say, coding
+// planes while sending takes the CPU the sending needs, and planes'
+// writes take half again what the speeds measured alone promise.
+//
+// A codec not yet written with for a kind is taken at the model's word
+// (1): "auto" tries it once when the model says it pays, and its own
+// writes then say whether it did. Taking the others' factor instead (the
+// model as far off for every codec) would keep a wrong pick for good: a
+// chosen codec whose writes took longer than expected would make every
+// codec look as slow, and none would ever be tried. The first write sets
+// a factor, later ones move it halfway: a pick proven wrong flips on the
+// next write, and one noisy write moves a settled factor by half.
 type factors struct {
 	mu sync.Mutex
-	m  map[codec.ID]float64
+	m  map[factorKey]float64
+}
+
+type factorKey struct {
+	kind choiceKey
+	c    codec.ID
 }
 
 // Observed factors are kept within [minFactor, maxFactor]: one stalled
-// write must not rule a codec out for good.
+// write must not rule a codec out for good. factorWeight is a later
+// write's weight.
 const (
-	minFactor = 0.25
-	maxFactor = 8
+	minFactor    = 0.25
+	maxFactor    = 8
+	factorWeight = 0.5
 )
 
-// get is c's factor; a codec not yet observed takes the mean of those
-// observed (the model is taken to be as far off for it), else 1.
-func (f *factors) get(c codec.Codec) float64 {
+// get is c's factor for a kind of tensor; 0 when not yet observed (the
+// Hint takes it as 1).
+func (f *factors) get(kind choiceKey, c codec.Codec) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if v, ok := f.m[c.ID()]; ok {
-		return v
-	}
-	if len(f.m) == 0 {
-		return 1
-	}
-	sum := 0.0
-	for _, v := range f.m {
-		sum += v
-	}
-	return sum / float64(len(f.m))
+	return f.m[factorKey{kind, c.ID()}]
 }
 
 // factorMin is the least expected write time a factor is learnt from:
 // shorter writes are ruled by fixed costs per call the model leaves out.
 const factorMin = 5e-3
 
-// observe adds a write with c that took actual seconds where the model
-// expected expected.
-func (f *factors) observe(c codec.Codec, actual, expected float64) {
+// observe adds a write of a kind of tensor with c that took actual
+// seconds where the model expected expected (its time to code and move,
+// what it chose by). It says whether the factor moved by more than
+// choiceDrift, so that a choice made with the old one is weighed again.
+func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float64) bool {
 	if expected < factorMin || actual <= 0 {
-		return
+		return false
 	}
 	r := min(max(actual/expected, minFactor), maxFactor)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[codec.ID]float64{}
+		f.m = map[factorKey]float64{}
 	}
-	v, ok := f.m[c.ID()]
+	k := factorKey{kind, c.ID()}
+	v, ok := f.m[k]
 	if !ok {
-		v = 1
+		f.m[k] = r
+		return math.Abs(r-1) > choiceDrift
 	}
-	f.m[c.ID()] = v + linkWeight*(r-v)
+	f.m[k] = v + factorWeight*(r-v)
+	return math.Abs(f.m[k]-v) > choiceDrift*v
 }
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.

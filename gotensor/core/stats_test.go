@@ -277,21 +277,33 @@ func TestLinkEstimateFitsLatencyAndRate(t *testing.T) {
 	}
 }
 
-// A codec not yet observed takes the mean factor of those observed, so
-// one that has been cannot lose to it for having been measured.
+// A codec not yet written with is taken at the model's word, whatever
+// the others' writes took: a chosen codec that was slower than expected
+// must not make the one it displaced look as slow. The first write sets a
+// factor, later ones move it halfway, within bounds; a move past
+// choiceDrift is reported so that the choice is weighed again.
 func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	var f factors
 	none, _ := codec.ByName("none")
 	planes, _ := codec.ByName("planes")
-	if f.get(planes) != 1 {
-		t.Fatal("nothing observed: 1")
+	kind := choiceKey{tensor.BFloat16, 25}
+	if f.get(kind, planes) != 0 {
+		t.Fatal("nothing observed: 0 (the model's word)")
 	}
-	f.observe(none, 3, 1)
-	if f.get(none) != f.get(planes) || f.get(none) <= 1 {
-		t.Fatalf("none %v planes %v", f.get(none), f.get(planes))
+	if !f.observe(kind, planes, 3, 1) || f.get(kind, planes) != 3 {
+		t.Fatalf("first write: planes %v", f.get(kind, planes))
 	}
-	f.observe(none, 1e6, 1) // clamped
-	if f.get(none) > maxFactor {
-		t.Fatal(f.get(none))
+	if f.get(kind, none) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes) != 0 {
+		t.Fatal("a factor is its codec's and its kind's")
+	}
+	if f.observe(kind, planes, 2.9, 1) {
+		t.Fatal("a move within choiceDrift reported")
+	}
+	if !f.observe(kind, planes, 1, 1) || math.Abs(f.get(kind, planes)-1.975) > 1e-9 {
+		t.Fatalf("halfway to 1: %v", f.get(kind, planes))
+	}
+	f.observe(kind, none, 1e6, 1) // clamped
+	if f.get(kind, none) > maxFactor {
+		t.Fatal(f.get(kind, none))
 	}
 }

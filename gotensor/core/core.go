@@ -151,7 +151,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	var chose time.Time // when the codec was chosen: what the model weighed starts there
 	defer func() {
 		if s.calls.end(call) && err == nil && expected > 0 &&
-			s.factors.observe(keyOf(meta, len(raw)), c, s.now().Sub(chose).Seconds(), expected) {
+			s.factors.observe(keyOf(meta, len(raw)), c, s.now().Sub(chose).Seconds(), expected, s.now()) {
 			s.choices.drop(meta, len(raw))
 		}
 	}()

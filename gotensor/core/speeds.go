@@ -123,7 +123,7 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 			defer s.link.codingEnds()
 			return s.speed(meta.DType, c, raw)
 		},
-		Factor: func(c codec.Codec) float64 { return s.factors.get(kind, c) },
+		Factor: func(c codec.Codec) float64 { return s.factors.get(kind, c, s.now()) },
 	}
 }
 
@@ -141,10 +141,19 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 // chosen codec whose writes took longer than expected would make every
 // codec look as slow, and none would ever be tried. The first write sets
 // a factor, later ones move it halfway: a pick proven wrong flips on the
-// next write, and one noisy write moves a settled factor by half.
+// next write, and one noisy write moves a settled factor by half. A factor
+// not observed for factorTTL is forgotten: the codec is taken at the
+// model's word again and, where the model says it pays, tried again, so
+// that one unlucky write (or a machine busy then) does not rule it out for
+// good.
 type factors struct {
 	mu sync.Mutex
-	m  map[factorKey]float64
+	m  map[factorKey]factor
+}
+
+type factor struct {
+	v  float64
+	at time.Time // when last observed
 }
 
 type factorKey struct {
@@ -159,14 +168,19 @@ const (
 	minFactor    = 0.25
 	maxFactor    = 8
 	factorWeight = 0.5
+	factorTTL    = 10 * time.Second
 )
 
-// get is c's factor for a kind of tensor; 0 when not yet observed (the
-// Hint takes it as 1).
-func (f *factors) get(kind choiceKey, c codec.Codec) float64 {
+// get is c's factor for a kind of tensor at now; 0 when not observed
+// within factorTTL (the Hint takes it as 1).
+func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.m[factorKey{kind, c.ID()}]
+	v, ok := f.m[factorKey{kind, c.ID()}]
+	if !ok || now.Sub(v.at) >= factorTTL || now.Before(v.at) {
+		return 0
+	}
+	return v.v
 }
 
 // factorMin is the least expected write time a factor is learnt from:
@@ -177,7 +191,7 @@ const factorMin = 5e-3
 // seconds where the model expected expected (its time to code and move,
 // what it chose by). It says whether the factor moved by more than
 // choiceDrift, so that a choice made with the old one is weighed again.
-func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float64) bool {
+func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float64, now time.Time) bool {
 	if expected < factorMin || actual <= 0 {
 		return false
 	}
@@ -185,16 +199,17 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[factorKey]float64{}
+		f.m = map[factorKey]factor{}
 	}
 	k := factorKey{kind, c.ID()}
-	v, ok := f.m[k]
-	if !ok {
-		f.m[k] = r
+	old, ok := f.m[k]
+	if !ok || now.Sub(old.at) >= factorTTL || now.Before(old.at) {
+		f.m[k] = factor{r, now}
 		return math.Abs(r-1) > choiceDrift
 	}
-	f.m[k] = v + factorWeight*(r-v)
-	return math.Abs(f.m[k]-v) > choiceDrift*v
+	v := old.v + factorWeight*(r-old.v)
+	f.m[k] = factor{v, now}
+	return math.Abs(v-old.v) > choiceDrift*old.v
 }
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.

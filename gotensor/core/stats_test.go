@@ -287,23 +287,30 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	none, _ := codec.ByName("none")
 	planes, _ := codec.ByName("planes")
 	kind := choiceKey{tensor.BFloat16, 25}
-	if f.get(kind, planes) != 0 {
+	t0 := time.Unix(0, 0)
+	if f.get(kind, planes, t0) != 0 {
 		t.Fatal("nothing observed: 0 (the model's word)")
 	}
-	if !f.observe(kind, planes, 3, 1) || f.get(kind, planes) != 3 {
-		t.Fatalf("first write: planes %v", f.get(kind, planes))
+	if !f.observe(kind, planes, 3, 1, t0) || f.get(kind, planes, t0) != 3 {
+		t.Fatalf("first write: planes %v", f.get(kind, planes, t0))
 	}
-	if f.get(kind, none) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes) != 0 {
+	if f.get(kind, none, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, t0) != 0 {
 		t.Fatal("a factor is its codec's and its kind's")
 	}
-	if f.observe(kind, planes, 2.9, 1) {
+	if f.observe(kind, planes, 2.9, 1, t0) {
 		t.Fatal("a move within choiceDrift reported")
 	}
-	if !f.observe(kind, planes, 1, 1) || math.Abs(f.get(kind, planes)-1.975) > 1e-9 {
-		t.Fatalf("halfway to 1: %v", f.get(kind, planes))
+	if !f.observe(kind, planes, 1, 1, t0) || math.Abs(f.get(kind, planes, t0)-1.975) > 1e-9 {
+		t.Fatalf("halfway to 1: %v", f.get(kind, planes, t0))
 	}
-	f.observe(kind, none, 1e6, 1) // clamped
-	if f.get(kind, none) > maxFactor {
-		t.Fatal(f.get(kind, none))
+	f.observe(kind, none, 1e6, 1, t0) // clamped
+	if f.get(kind, none, t0) > maxFactor {
+		t.Fatal(f.get(kind, none, t0))
+	}
+	if later := t0.Add(factorTTL); f.get(kind, planes, later) != 0 {
+		t.Fatal("a factor not observed for factorTTL is forgotten")
+	}
+	if f.observe(kind, planes, 1.1, 1, t0.Add(factorTTL)); f.get(kind, planes, t0.Add(factorTTL)) != 1.1 {
+		t.Fatal("after factorTTL the next write sets the factor afresh")
 	}
 }

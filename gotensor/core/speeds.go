@@ -134,18 +134,20 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 // planes while sending takes the CPU the sending needs, and planes'
 // writes take half again what the speeds measured alone promise.
 //
-// A codec not yet written with for a kind is taken at the model's word
-// (1): "auto" tries it once when the model says it pays, and its own
-// writes then say whether it did. Taking the others' factor instead (the
-// model as far off for every codec) would keep a wrong pick for good: a
-// chosen codec whose writes took longer than expected would make every
-// codec look as slow, and none would ever be tried. The first write sets
-// a factor, later ones move it halfway: a pick proven wrong flips on the
-// next write, and one noisy write moves a settled factor by half. A factor
-// not observed for factorTTL is forgotten: the codec is taken at the
-// model's word again and, where the model says it pays, tried again, so
-// that one unlucky write (or a machine busy then) does not rule it out for
-// good.
+// A codec not yet written with for a kind takes none's factor where none
+// has been written with: what made none's writes take longer than
+// expected (a link slower than its estimate, costs per call) is in every
+// codec's writes. Else it is taken at the model's word (1): "auto" tries
+// it once when the model says it pays, and its own writes then say
+// whether it did. Taking a coded codec's factor for the others instead
+// would keep a wrong pick for good: its writes took longer than expected
+// for its coding, which none does not do, and none would never be tried
+// again. The first write sets a factor, later ones move it halfway: a
+// pick proven wrong flips on the next write, and one noisy write moves a
+// settled factor by half. A factor not observed for factorTTL is
+// forgotten: the codec is taken at the model's word again and, where the
+// model says it pays, tried again, so that one unlucky write (or a
+// machine busy then) does not rule it out for good.
 type factors struct {
 	mu sync.Mutex
 	m  map[factorKey]factor
@@ -171,16 +173,26 @@ const (
 	factorTTL    = 10 * time.Second
 )
 
-// get is c's factor for a kind of tensor at now; 0 when not observed
-// within factorTTL (the Hint takes it as 1).
+// get is c's factor for a kind of tensor at now, or none's where c has not
+// been observed within factorTTL; 0 when neither has (the Hint takes it
+// as 1).
 func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	v, ok := f.m[factorKey{kind, c.ID()}]
-	if !ok || now.Sub(v.at) >= factorTTL || now.Before(v.at) {
-		return 0
+	if v, ok := f.fresh(factorKey{kind, c.ID()}, now); ok {
+		return v
 	}
-	return v.v
+	v, _ := f.fresh(factorKey{kind, codec.IDNone}, now)
+	return v
+}
+
+// fresh is k's factor if observed within factorTTL of now; f.mu held.
+func (f *factors) fresh(k factorKey, now time.Time) (float64, bool) {
+	v, ok := f.m[k]
+	if !ok || now.Sub(v.at) >= factorTTL || now.Before(v.at) {
+		return 0, false
+	}
+	return v.v, true
 }
 
 // factorMin is the least expected write time a factor is learnt from:
@@ -202,14 +214,14 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 		f.m = map[factorKey]factor{}
 	}
 	k := factorKey{kind, c.ID()}
-	old, ok := f.m[k]
-	if !ok || now.Sub(old.at) >= factorTTL || now.Before(old.at) {
+	old, ok := f.fresh(k, now)
+	if !ok {
 		f.m[k] = factor{r, now}
 		return math.Abs(r-1) > choiceDrift
 	}
-	v := old.v + factorWeight*(r-old.v)
+	v := old + factorWeight*(r-old)
 	f.m[k] = factor{v, now}
-	return math.Abs(v-old.v) > choiceDrift*old.v
+	return math.Abs(v-old) > choiceDrift*old
 }
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.

@@ -20,6 +20,7 @@ import (
 type contendedLink struct {
 	*streamLink
 	codeRate float64 // raw bytes per second a coded write's coding adds
+	slowRate float64 // raw bytes per second every write adds (0: none), which the probe does not see
 }
 
 func (f *contendedLink) PutStream(ctx context.Context, key string) (store.PartSink, error) {
@@ -33,8 +34,12 @@ type contendedSink struct {
 }
 
 func (c *contendedSink) Commit(h []byte) error {
-	if hdr, err := frame.ParseHeader(h, frame.DefaultLimits); err == nil && hdr.Codec != codec.IDNone {
+	hdr, err := frame.ParseHeader(h, frame.DefaultLimits)
+	if err == nil && hdr.Codec != codec.IDNone {
 		c.f.clock.advance(time.Duration(float64(hdr.RawSize) / c.f.codeRate * 1e9))
+	}
+	if err == nil && c.f.slowRate > 0 {
+		c.f.clock.advance(time.Duration(float64(hdr.RawSize) / c.f.slowRate * 1e9))
 	}
 	return c.PartSink.Commit(h)
 }
@@ -42,11 +47,17 @@ func (c *contendedSink) Commit(h []byte) error {
 // newContendedLink is newStreamLink (CPU share 0) whose coded writes
 // also cost their raw bytes at codeRate.
 func newContendedLink(t *testing.T, rate, codeRate float64) *Store {
+	return newSlowedLink(t, rate, codeRate, 0)
+}
+
+// newSlowedLink is newContendedLink whose writes, whatever their codec,
+// also cost their raw bytes at slowRate.
+func newSlowedLink(t *testing.T, rate, codeRate, slowRate float64) *Store {
 	t.Helper()
 	mem := store.NewMem("mem://", 0)
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	sl := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: 100 * time.Microsecond}, mem: mem}
-	s := Wrap(&contendedLink{streamLink: sl, codeRate: codeRate})
+	s := Wrap(&contendedLink{streamLink: sl, codeRate: codeRate, slowRate: slowRate})
 	s.now, s.speed = clock.now, fixedSpeeds
 	s.cpu = func() (cpuTimes, bool) {
 		ns := uint64(clock.now().UnixNano())
@@ -56,12 +67,16 @@ func newContendedLink(t *testing.T, rate, codeRate float64) *Store {
 	return s
 }
 
-// autoChoices writes a 16 MiB bf16 tensor (streamed) n times with "auto"
-// and returns what each write chose.
+// autoChoices writes a bf16 tensor of 16 MiB (streamed) n times with
+// "auto" and returns what each write chose.
 func autoChoices(t *testing.T, s *Store, n int) []string {
+	return autoChoicesOf(t, s, 8<<20, n)
+}
+
+func autoChoicesOf(t *testing.T, s *Store, elems int64, n int) []string {
 	t.Helper()
-	raw := bf16Weights(8 << 20)
-	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{8 << 20}}
+	raw := bf16Weights(int(elems))
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{elems}}
 	var got []string
 	for range n {
 		if err := s.WriteTensor(ctx, "w", meta, raw, "auto"); err != nil {
@@ -98,6 +113,20 @@ func TestAutoKeepsARightPick(t *testing.T) {
 	for i, c := range autoChoices(t, s, 6) {
 		if c != "planes" {
 			t.Fatalf("write %d: %s, want planes", i, c)
+		}
+	}
+}
+
+// A fast link (40 Gbit/s) whose writes all take longer than the probe
+// showed (a cost per byte it did not see): none's writes take three times
+// what the model expected. That is in every codec's writes, planes' too,
+// so planes, not yet tried, must not look three times better than none
+// for having no writes of its own: none is kept.
+func TestAutoUntriedCodecTakesNonesFactor(t *testing.T) {
+	s := newSlowedLink(t, 5e9, 1.5e9, 2e9)
+	for i, c := range autoChoicesOf(t, s, 32<<20, 4) {
+		if c != "none" {
+			t.Fatalf("write %d: %s, want none", i, c)
 		}
 	}
 }

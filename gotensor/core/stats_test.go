@@ -277,15 +277,18 @@ func TestLinkEstimateFitsLatencyAndRate(t *testing.T) {
 	}
 }
 
-// A codec not yet written with is taken at the model's word, whatever
-// the others' writes took: a chosen codec that was slower than expected
-// must not make the one it displaced look as slow. The first write sets a
-// factor, later ones move it halfway, within bounds; a move past
-// choiceDrift is reported so that the choice is weighed again.
+// A codec not yet written with takes none's factor (what slowed none's
+// writes, a link slower than its estimate, slows every codec's), else the
+// model's word: a coded codec slower than expected (for its coding) must
+// not make none look as slow. The first write sets a factor, later ones
+// move it halfway, within bounds; a move past choiceDrift is reported so
+// that the choice is weighed again; after factorTTL a factor is
+// forgotten.
 func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	var f factors
 	none, _ := codec.ByName("none")
 	planes, _ := codec.ByName("planes")
+	lz4, _ := codec.ByName("lz4")
 	kind := choiceKey{tensor.BFloat16, 25}
 	t0 := time.Unix(0, 0)
 	if f.get(kind, planes, t0) != 0 {
@@ -294,14 +297,18 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	if !f.observe(kind, planes, 3, 1, t0) || f.get(kind, planes, t0) != 3 {
 		t.Fatalf("first write: planes %v", f.get(kind, planes, t0))
 	}
-	if f.get(kind, none, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, t0) != 0 {
-		t.Fatal("a factor is its codec's and its kind's")
+	if f.get(kind, none, t0) != 0 || f.get(kind, lz4, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, t0) != 0 {
+		t.Fatal("a coded codec's factor is its own and its kind's")
 	}
 	if f.observe(kind, planes, 2.9, 1, t0) {
 		t.Fatal("a move within choiceDrift reported")
 	}
 	if !f.observe(kind, planes, 1, 1, t0) || math.Abs(f.get(kind, planes, t0)-1.975) > 1e-9 {
 		t.Fatalf("halfway to 1: %v", f.get(kind, planes, t0))
+	}
+	f.observe(kind, none, 1.5, 1, t0)
+	if f.get(kind, lz4, t0) != 1.5 || f.get(kind, planes, t0) != 1.975 {
+		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, t0), f.get(kind, planes, t0))
 	}
 	f.observe(kind, none, 1e6, 1, t0) // clamped
 	if f.get(kind, none, t0) > maxFactor {

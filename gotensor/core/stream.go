@@ -49,7 +49,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	var at int64
 	var encode, move time.Duration
-	var codingCPU uint64 // nanoseconds of CPU the encoding took (see codingCPU)
+	var codingCPU uint64 // nanoseconds of CPU the encoding took (see codingCPUOf)
 	var sending time.Time // when the first part left: the link's transfer began
 	defer func() {
 		if err != nil {

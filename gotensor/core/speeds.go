@@ -142,9 +142,10 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 // whether it did. Taking a coded codec's factor for the others instead
 // would keep a wrong pick for good: its writes took longer than expected
 // for its coding, which none does not do, and none would never be tried
-// again. The first write sets a factor, later ones move it halfway: a
-// pick proven wrong flips on the next write, and one noisy write moves a
-// settled factor by half. A factor not observed for factorTTL is
+// again. Each write moves a factor halfway to what it saw, the first from
+// 1: a pick that took twice what was expected flips on the next write,
+// and one noisy write (the first of a store, say, that the node's memory
+// is allocated for) moves a factor by half. A factor not observed for factorTTL is
 // forgotten: the codec is taken at the model's word again and, where the
 // model says it pays, tried again, so that one unlucky write (or a
 // machine busy then) does not rule it out for good.
@@ -164,13 +165,13 @@ type factorKey struct {
 }
 
 // Observed factors are kept within [minFactor, maxFactor]: one stalled
-// write must not rule a codec out for good. factorWeight is a later
-// write's weight.
+// write must not rule a codec out for good. factorWeight is a write's
+// weight.
 const (
 	minFactor    = 0.25
 	maxFactor    = 8
 	factorWeight = 0.5
-	factorTTL    = 10 * time.Second
+	factorTTL    = 5 * time.Second
 )
 
 // get is c's factor for a kind of tensor at now, or none's where c has not
@@ -216,8 +217,7 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 	k := factorKey{kind, c.ID()}
 	old, ok := f.fresh(k, now)
 	if !ok {
-		f.m[k] = factor{r, now}
-		return math.Abs(r-1) > choiceDrift
+		old = 1 // the model's word, weighed as one write
 	}
 	v := old + factorWeight*(r-old)
 	f.m[k] = factor{v, now}

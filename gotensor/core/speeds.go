@@ -143,9 +143,12 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 // would keep a wrong pick for good: its writes took longer than expected
 // for its coding, which none does not do, and none would never be tried
 // again. Each write moves a factor halfway to what it saw, the first from
-// 1: a pick that took twice what was expected flips on the next write,
-// and one noisy write (the first of a store, say, that the node's memory
-// is allocated for) moves a factor by half. A factor not observed for factorTTL is
+// what the codec was weighed with (none's factor, or 1): a pick that took
+// twice what was expected flips on the next write, and one noisy write
+// (the first of a store, say, that the node's memory is allocated for)
+// moves a factor by half. Were the first to start from 1 where none's
+// factor is larger, a codec slower than expected would look faster than
+// before it was tried. A factor not observed for factorTTL is
 // forgotten: the codec is taken at the model's word again and, where the
 // model says it pays, tried again, so that one unlucky write (or a
 // machine busy then) does not rule it out for good.
@@ -216,8 +219,10 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 	}
 	k := factorKey{kind, c.ID()}
 	old, ok := f.fresh(k, now)
-	if !ok {
-		old = 1 // the model's word, weighed as one write
+	if !ok { // from what it was weighed with (see get), as one write
+		if old, ok = f.fresh(factorKey{kind, codec.IDNone}, now); !ok {
+			old = 1
+		}
 	}
 	v := old + factorWeight*(r-old)
 	f.m[k] = factor{v, now}

@@ -281,7 +281,7 @@ func TestLinkEstimateFitsLatencyAndRate(t *testing.T) {
 // writes, a link slower than its estimate, slows every codec's), else the
 // model's word: a coded codec slower than expected (for its coding) must
 // not make none look as slow. Each write moves a factor halfway (the
-// first from 1), within bounds; a move past choiceDrift is reported so
+// first from what it was weighed with), within bounds; a move past choiceDrift is reported so
 // that the choice is weighed again; after factorTTL a factor is
 // forgotten.
 func TestFactorsOfUnobservedCodecs(t *testing.T) {
@@ -309,6 +309,10 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	f.observe(kind, none, 1.5, 1, t0)
 	if f.get(kind, lz4, t0) != 1.25 || f.get(kind, planes, t0) != 1.725 {
 		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, t0), f.get(kind, planes, t0))
+	}
+	f.observe(kind, lz4, 2.25, 1, t0) // from none's 1.25, as lz4 was weighed
+	if f.get(kind, lz4, t0) != 1.75 {
+		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, t0))
 	}
 	f.observe(kind, none, 1e6, 1, t0) // clamped
 	if f.get(kind, none, t0) > maxFactor {

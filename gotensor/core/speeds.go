@@ -183,6 +183,11 @@ const (
 func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.weighed(kind, c, now)
+}
+
+// weighed is get's answer; f.mu held.
+func (f *factors) weighed(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	if v, ok := f.fresh(factorKey{kind, c.ID()}, now); ok {
 		return v
 	}
@@ -217,15 +222,12 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 	if f.m == nil {
 		f.m = map[factorKey]factor{}
 	}
-	k := factorKey{kind, c.ID()}
-	old, ok := f.fresh(k, now)
-	if !ok { // from what it was weighed with (see get), as one write
-		if old, ok = f.fresh(factorKey{kind, codec.IDNone}, now); !ok {
-			old = 1
-		}
+	old := f.weighed(kind, c, now) // what c was weighed with
+	if old == 0 {
+		old = 1
 	}
 	v := old + factorWeight*(r-old)
-	f.m[k] = factor{v, now}
+	f.m[factorKey{kind, c.ID()}] = factor{v, now}
 	return math.Abs(v-old) > choiceDrift*old
 }
 

@@ -85,6 +85,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
     rt = {c: [] for c in codecs}
     stored = {c: [] for c in codecs}
     chosen = {c: set() for c in codecs}
+    by_round = {c: [] for c in codecs}  # what each timed round chose: auto may try a codec once and turn back
     for i in range(reps + 1):
         for codec in round_order(codecs, i):
             w, r, back = _pass(store, tensors, outs, codec)
@@ -95,6 +96,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
                 rt[codec].append(r)
                 stored[codec].append(sum(st["stored_bytes"] for st in stats))
                 chosen[codec] |= {st["codec"] for st in stats}  # over every timed round
+                by_round[codec].append("/".join(sorted({st["codec"] for st in stats})))
                 continue
             if codec not in ("q4", "q8"):
                 for k, t in tensors.items():
@@ -105,7 +107,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
     out = []
     for c in codecs:
         w, r, st = statistics.median(wt[c]), statistics.median(rt[c]), statistics.median(stored[c])
-        out.append({"codec": c, "chosen": sorted(chosen[c]), "raw_bytes": raw, "stored_bytes": st,
+        out.append({"codec": c, "chosen": sorted(chosen[c]), "chosen_by_round": by_round[c], "raw_bytes": raw, "stored_bytes": st,
                     "ratio": raw / st, "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
                     "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": reps})
     return out
@@ -147,7 +149,7 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
                         recs.append(r)
                         print(f"{link:14} {tr:4} {name:22} {codec:6} ratio {r['ratio']:5.2f} write {r['write_GBps']:6.3f} "
                               f"read {r['read_GBps']:6.3f} write+read {r['write_read_GBps']:6.3f} GB/s "
-                              f"({'/'.join(r['chosen'])})", flush=True)
+                              f"({' '.join(r['chosen_by_round'])})", flush=True)
             finally:
                 if node:
                     node.stop()

@@ -99,3 +99,11 @@ func (l *classLocks) lock(k choiceKey) func() {
 	m.Lock()
 	return m.Unlock
 }
+
+// drop forgets the choice for such a tensor: what it was weighed with has
+// changed (a codec's factor), and the next write weighs again.
+func (cs *choices) drop(meta tensor.Meta, raw int) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.m, keyOf(meta, raw))
+}

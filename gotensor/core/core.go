@@ -148,15 +148,18 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	call := s.calls.begin()
 	var c codec.Codec
 	var expected float64
+	var chose time.Time // when the codec was chosen: what the model weighed starts there
 	defer func() {
-		if s.calls.end(call) && err == nil && expected > 0 {
-			s.factors.observe(c, s.now().Sub(start).Seconds(), expected)
+		if s.calls.end(call) && err == nil && expected > 0 &&
+			s.factors.observe(keyOf(meta, len(raw)), c, s.now().Sub(chose).Seconds(), expected, s.now()) {
+			s.choices.drop(meta, len(raw))
 		}
 	}()
 	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
 	if err != nil {
 		return err
 	}
+	chose = s.now()
 	if s.streams(int64(len(raw))) {
 		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
 	}

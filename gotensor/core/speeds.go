@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -102,6 +103,7 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	l := s.link.estimate()
 	u := s.cachedUsage()
+	kind := keyOf(meta, len(raw))
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
@@ -121,63 +123,112 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 			defer s.link.codingEnds()
 			return s.speed(meta.DType, c, raw)
 		},
-		Factor: s.factors.get,
+		Factor: func(c codec.Codec) float64 { return s.factors.get(kind, c, s.now()) },
 	}
 }
 
-// factors are, per codec, a moving average of how much longer than
-// expected a store's writes with it took (see codec.Hint.Factor).
+// factors are, per kind of tensor (dtype and size class) and codec, how
+// much longer than the model expected a store's writes with it took (see
+// codec.Hint.Factor): what the model leaves out, measured where it
+// matters. On two cores shared with a node on the loopback, say, coding
+// planes while sending takes the CPU the sending needs, and planes'
+// writes take half again what the speeds measured alone promise.
+//
+// A codec not yet written with for a kind takes none's factor where none
+// has been written with: what made none's writes take longer than
+// expected (a link slower than its estimate, costs per call) is in every
+// codec's writes. Else it is taken at the model's word (1): "auto" tries
+// it once when the model says it pays, and its own writes then say
+// whether it did. Taking a coded codec's factor for the others instead
+// would keep a wrong pick for good: its writes took longer than expected
+// for its coding, which none does not do, and none would never be tried
+// again. Each write moves a factor halfway to what it saw, the first from
+// what the codec was weighed with (none's factor, or 1): a pick that took
+// twice what was expected flips on the next write, and one noisy write
+// (the first of a store, say, that the node's memory is allocated for)
+// moves a factor by half. Were the first to start from 1 where none's
+// factor is larger, a codec slower than expected would look faster than
+// before it was tried. A factor not observed for factorTTL is
+// forgotten: the codec is taken at the model's word again and, where the
+// model says it pays, tried again, so that one unlucky write (or a
+// machine busy then) does not rule it out for good.
 type factors struct {
 	mu sync.Mutex
-	m  map[codec.ID]float64
+	m  map[factorKey]factor
+}
+
+type factor struct {
+	v  float64
+	at time.Time // when last observed
+}
+
+type factorKey struct {
+	kind choiceKey
+	c    codec.ID
 }
 
 // Observed factors are kept within [minFactor, maxFactor]: one stalled
-// write must not rule a codec out for good.
+// write must not rule a codec out for good. factorWeight is a write's
+// weight.
 const (
-	minFactor = 0.25
-	maxFactor = 8
+	minFactor    = 0.25
+	maxFactor    = 8
+	factorWeight = 0.5
+	factorTTL    = 5 * time.Second
 )
 
-// get is c's factor; a codec not yet observed takes the mean of those
-// observed (the model is taken to be as far off for it), else 1.
-func (f *factors) get(c codec.Codec) float64 {
+// get is c's factor for a kind of tensor at now, or none's where c has not
+// been observed within factorTTL; 0 when neither has (the Hint takes it
+// as 1).
+func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if v, ok := f.m[c.ID()]; ok {
+	return f.weighed(kind, c, now)
+}
+
+// weighed is get's answer; f.mu held.
+func (f *factors) weighed(kind choiceKey, c codec.Codec, now time.Time) float64 {
+	if v, ok := f.fresh(factorKey{kind, c.ID()}, now); ok {
 		return v
 	}
-	if len(f.m) == 0 {
-		return 1
+	v, _ := f.fresh(factorKey{kind, codec.IDNone}, now)
+	return v
+}
+
+// fresh is k's factor if observed within factorTTL of now; f.mu held.
+func (f *factors) fresh(k factorKey, now time.Time) (float64, bool) {
+	v, ok := f.m[k]
+	if !ok || now.Sub(v.at) >= factorTTL || now.Before(v.at) {
+		return 0, false
 	}
-	sum := 0.0
-	for _, v := range f.m {
-		sum += v
-	}
-	return sum / float64(len(f.m))
+	return v.v, true
 }
 
 // factorMin is the least expected write time a factor is learnt from:
 // shorter writes are ruled by fixed costs per call the model leaves out.
 const factorMin = 5e-3
 
-// observe adds a write with c that took actual seconds where the model
-// expected expected.
-func (f *factors) observe(c codec.Codec, actual, expected float64) {
+// observe adds a write of a kind of tensor with c that took actual
+// seconds where the model expected expected (its time to code and move,
+// what it chose by). It says whether the factor moved by more than
+// choiceDrift, so that a choice made with the old one is weighed again.
+func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float64, now time.Time) bool {
 	if expected < factorMin || actual <= 0 {
-		return
+		return false
 	}
 	r := min(max(actual/expected, minFactor), maxFactor)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[codec.ID]float64{}
+		f.m = map[factorKey]factor{}
 	}
-	v, ok := f.m[c.ID()]
-	if !ok {
-		v = 1
+	old := f.weighed(kind, c, now) // what c was weighed with
+	if old == 0 {
+		old = 1
 	}
-	f.m[c.ID()] = v + linkWeight*(r-v)
+	v := old + factorWeight*(r-old)
+	f.m[factorKey{kind, c.ID()}] = factor{v, now}
+	return math.Abs(v-old) > choiceDrift*old
 }
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.

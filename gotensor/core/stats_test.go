@@ -277,21 +277,51 @@ func TestLinkEstimateFitsLatencyAndRate(t *testing.T) {
 	}
 }
 
-// A codec not yet observed takes the mean factor of those observed, so
-// one that has been cannot lose to it for having been measured.
+// A codec not yet written with takes none's factor (what slowed none's
+// writes, a link slower than its estimate, slows every codec's), else the
+// model's word: a coded codec slower than expected (for its coding) must
+// not make none look as slow. Each write moves a factor halfway (the
+// first from what it was weighed with), within bounds; a move past choiceDrift is reported so
+// that the choice is weighed again; after factorTTL a factor is
+// forgotten.
 func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	var f factors
 	none, _ := codec.ByName("none")
 	planes, _ := codec.ByName("planes")
-	if f.get(planes) != 1 {
-		t.Fatal("nothing observed: 1")
+	lz4, _ := codec.ByName("lz4")
+	kind := choiceKey{tensor.BFloat16, 25}
+	t0 := time.Unix(0, 0)
+	if f.get(kind, planes, t0) != 0 {
+		t.Fatal("nothing observed: 0 (the model's word)")
 	}
-	f.observe(none, 3, 1)
-	if f.get(none) != f.get(planes) || f.get(none) <= 1 {
-		t.Fatalf("none %v planes %v", f.get(none), f.get(planes))
+	if !f.observe(kind, planes, 3, 1, t0) || f.get(kind, planes, t0) != 2 {
+		t.Fatalf("first write: planes %v", f.get(kind, planes, t0))
 	}
-	f.observe(none, 1e6, 1) // clamped
-	if f.get(none) > maxFactor {
-		t.Fatal(f.get(none))
+	if f.get(kind, none, t0) != 0 || f.get(kind, lz4, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, t0) != 0 {
+		t.Fatal("a coded codec's factor is its own and its kind's")
+	}
+	if f.observe(kind, planes, 2.9, 1, t0) {
+		t.Fatal("a move within choiceDrift reported")
+	}
+	if !f.observe(kind, planes, 1, 1, t0) || math.Abs(f.get(kind, planes, t0)-1.725) > 1e-9 {
+		t.Fatalf("halfway to 1: %v", f.get(kind, planes, t0))
+	}
+	f.observe(kind, none, 1.5, 1, t0)
+	if f.get(kind, lz4, t0) != 1.25 || f.get(kind, planes, t0) != 1.725 {
+		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, t0), f.get(kind, planes, t0))
+	}
+	f.observe(kind, lz4, 2.25, 1, t0) // from none's 1.25, as lz4 was weighed
+	if f.get(kind, lz4, t0) != 1.75 {
+		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, t0))
+	}
+	f.observe(kind, none, 1e6, 1, t0) // clamped
+	if f.get(kind, none, t0) > maxFactor {
+		t.Fatal(f.get(kind, none, t0))
+	}
+	if later := t0.Add(factorTTL); f.get(kind, planes, later) != 0 {
+		t.Fatal("a factor not observed for factorTTL is forgotten")
+	}
+	if f.observe(kind, planes, 1.5, 1, t0.Add(factorTTL)); f.get(kind, planes, t0.Add(factorTTL)) != 1.25 {
+		t.Fatal("after factorTTL the next write moves the factor from 1")
 	}
 }

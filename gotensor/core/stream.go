@@ -49,6 +49,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	var at int64
 	var encode, move time.Duration
+	var codingCPU uint64 // nanoseconds of CPU the encoding took (see codingCPUOf)
 	var sending time.Time // when the first part left: the link's transfer began
 	defer func() {
 		if err != nil {
@@ -66,6 +67,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 			return ctxErr(ctx)
 		}
 		t0 := s.now()
+		b0, bok := s.cpu()
 		done := s.coding(c.ID())
 		err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p)
 		done()
@@ -73,7 +75,9 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 			return err
 		}
 		t1 := s.now()
+		b1, ok := s.cpu()
 		encode += t1.Sub(t0)
+		codingCPU += codingCPUOf(b0, b1, bok && ok, t1.Sub(t0), parallel.Workers())
 		for _, b := range w.Take() {
 			if sending.IsZero() {
 				sending = s.link.begin()
@@ -96,7 +100,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	end := s.now()
 	move += end.Sub(t0)
 	stored := at + int64(len(hdr))
-	s.observeWrite(stored, encode, move, sending, c0, cok)
+	s.observeWrite(stored, encode, move, codingCPU, sending, c0, cok)
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
 	return nil
 }
@@ -105,9 +109,9 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 // begun at sending. It is a sample of the link when the link, not coding,
 // held the write back (it waited on the link at least as long as it
 // coded), and then also of the CPU share moving took since cpu0, less
-// coding's. A write that coding held back only says the link is at least
-// that fast: it is left out.
-func (s *Store) observeWrite(stored int64, encode, move time.Duration, sending time.Time, cpu0 cpuTimes, cpuOK bool) {
+// coding's (codingCPU nanoseconds). A write that coding held back only
+// says the link is at least that fast: it is left out.
+func (s *Store) observeWrite(stored int64, encode, move time.Duration, codingCPU uint64, sending time.Time, cpu0 cpuTimes, cpuOK bool) {
 	if sending.IsZero() {
 		return
 	}
@@ -117,12 +121,26 @@ func (s *Store) observeWrite(stored int64, encode, move time.Duration, sending t
 	}
 	s.link.end(toStore, stored, sending)
 	if c1, ok := s.cpu(); ok && cpuOK {
-		// what coding took (its workers busy for encode) is not moving's
-		c1.busy -= min(c1.busy-cpu0.busy, uint64(encode.Nanoseconds())*uint64(parallel.Workers()))
+		c1.busy -= min(c1.busy-cpu0.busy, codingCPU)
 		if v, ok := cpuShare(cpu0, c1); ok {
 			s.link.observeCPU(v * peerShares(s.URL()))
 		}
 	}
+}
+
+// codingCPUOf is the CPU time coding one piece took, from the process's
+// CPU times a and b around it (ok: both read) over wall with workers:
+// what the process used meanwhile, at most wall times workers. Taking
+// wall times workers alone would count the workers busy while they
+// waited for cores that moving (ours, or a node's on the same machine)
+// held, and the CPU share moving takes would look the smaller the more it
+// took. Unread, it is wall times workers.
+func codingCPUOf(a, b cpuTimes, ok bool, wall time.Duration, workers int) uint64 {
+	most := uint64(max(wall.Nanoseconds(), 0)) * uint64(max(workers, 1))
+	if !ok || b.busy < a.busy {
+		return most
+	}
+	return min(b.busy-a.busy, most)
 }
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched

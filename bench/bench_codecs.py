@@ -43,10 +43,16 @@ def datasets() -> dict[str, torch.Tensor]:
     return out
 
 
+# Every implementation repeats until it has run at least reps times and for
+# at least MIN_SECONDS: a 0.5 MB tensor codes in well under a millisecond,
+# and five calls are too few for a median on a shared machine.
+MIN_SECONDS = 0.25
+
+
 def timed(fn, reps: int) -> float:
     fn()
     ts = []
-    for _ in range(reps):
+    while len(ts) < reps or sum(ts) < MIN_SECONDS:
         t0 = time.perf_counter()
         fn()
         ts.append(time.perf_counter() - t0)
@@ -56,10 +62,10 @@ def timed(fn, reps: int) -> float:
 def timed_fresh(fn, raw: bytearray, reps: int) -> float:
     """Like timed, but each call gets its own copy of raw, made outside the
     timer: ZipNN 0.5.4 reorders its input buffer in place."""
-    copies = [bytearray(raw) for _ in range(reps + 1)]
-    fn(copies.pop())
+    fn(bytearray(raw))
     ts = []
-    for c in copies:
+    while len(ts) < reps or sum(ts) < MIN_SECONDS:
+        c = bytearray(raw)
         t0 = time.perf_counter()
         fn(c)
         ts.append(time.perf_counter() - t0)
@@ -152,15 +158,19 @@ def fmt(v):
 
 
 def main() -> None:
+    global MIN_SECONDS
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="bench/results/codecs.json")
     ap.add_argument("--md", default="bench/RESULTS.md")
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=5, help="at least this many timed calls per measurement")
+    ap.add_argument("--min-seconds", type=float, default=MIN_SECONDS,
+                    help="and at least this many seconds of timed calls (default %(default)s)")
     ap.add_argument("--only", help="comma-separated gotensor codecs and reference implementations "
                     "(zipnn, zstandard, lz4, zlib, memcpy) to run, e.g. q4,q8,zstd,zstandard; "
                     "prints the rows and writes no results")
     ap.add_argument("--datasets", help="comma-separated datasets (stories260K, all-MiniLM-L6-v2)")
     args = ap.parse_args()
+    MIN_SECONDS = args.min_seconds
     only = set(args.only.split(",")) if args.only else None
     torch.set_num_threads(1)
     records = []
@@ -183,7 +193,8 @@ def main() -> None:
 
     lines = ["## Codecs on real weights",
              "",
-             f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; medians; MB/s of raw tensor "
+             f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; medians of at least {args.reps} calls and {MIN_SECONDS:g} s "
+             "per cell, every implementation alike; MB/s of raw tensor "
              "bytes; compress / decompress. All implementations measured in the same run. gotensor goes through the "
              "Python API into the embedded store (write_tensor, then read_tensor(out=)); the others are called on a "
              "bytearray. `-`: the implementation has no multi-threaded mode. q4 and q8 are lossy (FlexGen's 4- and 8-bit formats).",

@@ -4,6 +4,7 @@
 package codec
 
 import (
+	"github.com/gotensor/gotensor/gotensor/parallel"
 	"sort"
 	"strings"
 
@@ -63,6 +64,22 @@ type Parametric interface {
 // Chunked codecs need chunks to be a multiple of a unit (in bytes).
 type Chunked interface {
 	ChunkUnit(in Info) (int64, error)
+}
+
+// Spread codecs code far below memory speed: a tensor of SpreadBytes or
+// more is worth coding on several workers, in chunks of at least half of
+// it (parallel.MinParallelBytes and 64 KiB chunks for other codecs).
+type Spread interface {
+	SpreadBytes(in Info) int64
+}
+
+// SpreadBytes is the least tensor size worth coding with c on several
+// workers.
+func SpreadBytes(c Codec, in Info) int64 {
+	if s, ok := c.(Spread); ok {
+		return s.SpreadBytes(in)
+	}
+	return parallel.MinParallelBytes
 }
 
 var (

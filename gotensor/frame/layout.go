@@ -31,15 +31,21 @@ func (heapAlloc) Get(n int) []byte { return make([]byte, n) }
 func (heapAlloc) Put([]byte)       {}
 
 // chunkSize picks the chunk size: the requested one, or by default 1 MiB,
-// shrunk (down to 64 KiB) so that a tensor worth coding in parallel has a
-// few chunks per core; then rounded to a multiple of the codec's unit when
-// it has one.
+// shrunk (down to 64 KiB, or half the codec's SpreadBytes) so that a tensor
+// worth coding in parallel has a few equal chunks per core; then rounded to a
+// multiple of the codec's unit when it has one.
 func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, error) {
 	cs := int64(opt.ChunkSize)
 	if cs == 0 {
 		cs = DefaultChunkSize
-		if per := raw / int64(4*parallel.Workers()); per < cs && raw >= parallel.MinParallelBytes {
-			cs = max(64<<10, (per+15)&^15)
+		from, least := int64(parallel.MinParallelBytes), int64(64<<10)
+		if _, ok := c.(codec.Spread); ok {
+			from = codec.SpreadBytes(c, in)
+			least = from / 2
+		}
+		if per := raw / int64(4*parallel.Workers()); per < cs && raw >= from {
+			n := raw / max(least, per) // chunks of equal size: no small last one
+			cs = ((raw+n-1)/n + 15) &^ 15
 		}
 	}
 	if cs < MinChunkSize || cs > MaxChunkSize || cs%16 != 0 {

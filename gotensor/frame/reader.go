@@ -233,7 +233,7 @@ func decodeChunks(ctx context.Context, h *Header, first int, src, dst []byte, pi
 	for j := 0; j < n; j++ {
 		offs[j+1] = offs[j] + int(h.Chunks[first+j].EncLen)
 	}
-	return parallel.ForBytesPinned(n, int64(len(dst)), pin, func(j int) error {
+	return parallel.ForBytesFrom(n, int64(len(dst)), codec.SpreadBytes(c, in), pin, func(j int) error {
 		i := first + j
 		return decodeChunk(ctx, c, in, h.Chunks[i], src[offs[j]:offs[j+1]], dst[int64(j)*cs:int64(j)*cs+int64(h.RawChunkLen(i))], i)
 	})

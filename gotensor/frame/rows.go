@@ -167,7 +167,7 @@ func (r *Reader) Patch(ctx context.Context, off int64, src []byte, pin parallel.
 	n := int(last - first)
 	enc := make([][]byte, n)
 	chunks := make([]Chunk, n)
-	err = parallel.ForBytesPinned(n, hi-lo, pin, func(j int) error {
+	err = parallel.ForBytesFrom(n, hi-lo, codec.SpreadBytes(c, in), pin, func(j int) error {
 		part := raw[int64(j)*cs : min(int64(j+1)*cs, hi-lo)]
 		var cerr error
 		enc[j], chunks[j], cerr = codeChunk(c, in, part)

@@ -121,7 +121,7 @@ func (w *Writer) writeAt(part []byte, off int64, retain bool) error {
 		return err
 	}
 	Work.Encoded.Add(int64(len(part)))
-	err := parallel.ForBytesPinned(n, int64(len(part)), w.pin, func(j int) error {
+	err := parallel.ForBytesFrom(n, int64(len(part)), codec.SpreadBytes(w.c, w.in), w.pin, func(j int) error {
 		i := first + j
 		return w.encodeChunk(i, part[int64(j)*w.cs:int64(j)*w.cs+int64(w.h.RawChunkLen(i))], retain)
 	})

@@ -41,7 +41,13 @@ func ForBytes(n int, total int64, fn func(i int) error) error {
 
 // ForBytesPinned is ForBytes with pinned workers.
 func ForBytesPinned(n int, total int64, pin Pin, fn func(i int) error) error {
-	if total < MinParallelBytes {
+	return ForBytesFrom(n, total, MinParallelBytes, pin, fn)
+}
+
+// ForBytesFrom is ForBytesPinned for work worth spreading from `from`
+// bytes (a slow codec's: codec.SpreadBytes).
+func ForBytesFrom(n int, total, from int64, pin Pin, fn func(i int) error) error {
+	if total < from {
 		for i := 0; i < n; i++ {
 			if err := call(fn, i); err != nil {
 				return err

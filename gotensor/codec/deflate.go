@@ -3,11 +3,14 @@ package codec
 import (
 	"bytes"
 	stdflate "compress/flate"
+	"encoding/binary"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec/internal/libdeflate"
 	"github.com/gotensor/gotensor/gotensor/engine"
+	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -79,6 +82,32 @@ func (deflate) Decode(dst, src []byte, _ Info, aux uint32) error {
 	return nil
 }
 
+// shuffle-deflate's parameter is how its chunks are laid out. Frames
+// written before it have 0: one raw DEFLATE stream of the chunk's planes.
+// twoStreams (the default): the first half of the chunk's elements and
+// the second half each as such a stream, the first preceded by its length
+// (u32 little-endian); the decoder decodes both in one loop.
+const (
+	oneStream  = 0
+	twoStreams = 2
+)
+
+func (shuffleDeflate) DefaultParam() uint32 { return twoStreams }
+
+func (shuffleDeflate) ParseParam(s string) (uint32, error) {
+	switch strings.TrimSpace(s) {
+	case "streams=1":
+		return oneStream, nil
+	case "streams=2":
+		return twoStreams, nil
+	}
+	return 0, errs.New(errs.InvalidArgument, "codec shuffle-deflate: bad parameter %q (want streams=1 or streams=2)", s)
+}
+
+func unknownLayout(param uint32) error {
+	return errs.New(errs.Unsupported, "shuffle-deflate: chunk layout %d unknown to this build", param)
+}
+
 func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	k, rot := layout(in.Meta.DType)
 	if len(src)%k != 0 {
@@ -86,16 +115,40 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	}
 	ps := planePool.Get()
 	defer planePool.Put(ps)
-	n := len(src) / k
-	pl := ps.planes(k, n)
-	splitPlanes(pl, src, k, rot)
-	if out, sum, ok := engine.Deflate(dst, ps.buf[:len(src)]); ok { // the planes in one hardware stream
-		return out, sum, nil
-	}
 	hs := huffmanPool.Get()
 	defer huffmanPool.Put(hs)
-	w := bitWriter{out: dst[:0]}
-	w.out = slices.Grow(w.out, len(src)+len(src)/64+64)
+	ps.planes(k, len(src)/k)
+	shuffled := ps.buf[:len(src)]
+	out := slices.Grow(dst[:0], len(src)+len(src)/64+64)
+	switch in.Param {
+	case oneStream:
+		out, sum := planeStream(out, src, shuffled, k, rot, ps, hs)
+		return out, sum, nil
+	case twoStreams:
+		h := halfChunk(len(src), k)
+		out = append(out, 0, 0, 0, 0)
+		out, sumA := planeStream(out, src[:h], shuffled[:h], k, rot, ps, hs)
+		binary.LittleEndian.PutUint32(out, uint32(len(out)-4))
+		out, sumB := planeStream(out, src[h:], shuffled[h:], k, rot, ps, hs)
+		return out, adler32Combine(sumA, sumB, len(src)-h), nil
+	}
+	return nil, 0, unknownLayout(in.Param)
+}
+
+// halfChunk is where a two-stream chunk of n bytes of k-byte elements is
+// cut: after half its elements.
+func halfChunk(n, k int) int { return n / k / 2 * k }
+
+// planeStream appends src as one raw DEFLATE stream of its planes, split
+// into shuffled, and returns it with the Adler-32 of shuffled.
+func planeStream(out, src, shuffled []byte, k int, rot bool, ps *planeScratch, hs *huffmanScratch) ([]byte, uint32) {
+	var pls [8][]byte
+	pl := planesOf(shuffled, k, &pls)
+	splitPlanes(pl, src, k, rot)
+	if hw, sum, ok := engine.Deflate(out[len(out):], shuffled); ok { // the planes in one hardware stream
+		return append(out, hw...), sum
+	}
+	w := bitWriter{out: out}
 	for j := 0; j < k; j++ {
 		if len(pl[j]) > 0 && (j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
 			w.literalBlocks(pl[j], hs)
@@ -104,7 +157,16 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 		}
 	}
 	w.stored(nil, true)
-	return w.out, checksum(ps.buf[:len(src)]), nil
+	return w.out, checksum(shuffled)
+}
+
+// planesOf cuts b into k planes of len(b)/k bytes.
+func planesOf(b []byte, k int, pl *[8][]byte) [][]byte {
+	n := len(b) / k
+	for j := 0; j < k; j++ {
+		pl[j] = b[j*n : (j+1)*n]
+	}
+	return pl[:k]
 }
 
 // shrinks estimates from a sample of up to 16K bytes whether Huffman
@@ -131,21 +193,53 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	}
 	ps := planePool.Get()
 	defer planePool.Put(ps)
-	pl := ps.planes(k, len(dst)/k)
+	ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]
+	_, sw := engine.Current().(engine.Software)
 	var sum uint32
-	if _, sw := engine.Current().(engine.Software); sw && inflateLiterals(shuffled, src, &ps.lit) {
-		sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
-	} else {
-		var err error
-		if sum, err = inflate(shuffled, src); err != nil {
-			return err
+	h := len(dst)
+	switch in.Param {
+	case oneStream:
+		if sw && inflateLiterals(shuffled, src, &ps.lit[0]) {
+			sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
+		} else {
+			var err error
+			if sum, err = inflate(shuffled, src); err != nil {
+				return err
+			}
 		}
+	case twoStreams:
+		h = halfChunk(len(dst), k)
+		if len(src) < 4 || int64(binary.LittleEndian.Uint32(src)) > int64(len(src)-4) {
+			return corrupt("shuffle-deflate: the first stream's length is past the chunk's end")
+		}
+		endA := 4 + int(binary.LittleEndian.Uint32(src))
+		a := literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &ps.lit[0], dst: shuffled[:h]}
+		b := literalStream{r: bitReader{src: src, pos: endA}, lt: &ps.lit[1], dst: shuffled, o: h}
+		if sw && inflateLiterals2(&a, &b) {
+			sum = checksum(shuffled)
+		} else {
+			sumA, err := inflate(shuffled[:h], src[4:endA])
+			if err != nil {
+				return err
+			}
+			sumB, err := inflate(shuffled[h:], src[endA:])
+			if err != nil {
+				return err
+			}
+			sum = adler32Combine(sumA, sumB, len(dst)-h)
+		}
+	default:
+		return unknownLayout(in.Param)
 	}
 	if sum != aux {
 		return corrupt("shuffle-deflate: Adler-32 mismatch")
 	}
-	mergePlanes(dst, pl, k, rot)
+	var pls [8][]byte
+	mergePlanes(dst[:h], planesOf(shuffled[:h], k, &pls), k, rot)
+	if h < len(dst) {
+		mergePlanes(dst[h:], planesOf(shuffled[h:], k, &pls), k, rot)
+	}
 	return nil
 }
 

@@ -54,3 +54,28 @@ func adlerWord(w uint64) (sum, weighted uint32) {
 	// 8b0+7b1 = 8(b0+b1) - b1, ...: weigh the pairs, less the odd bytes
 	return uint32(pair * ones >> 48), uint32(pair*weights>>48) - uint32(odd*ones>>48)
 }
+
+// adler32Combine is the Adler-32 of a || b from a's and b's (b of lenB
+// bytes), as zlib's adler32_combine: s1 adds, and s2 gains lenB times
+// a's s1 (without the initial 1 counted twice).
+func adler32Combine(a, b uint32, lenB int) uint32 {
+	const mod = 65521
+	rem := uint32(lenB % mod)
+	s1 := a & 0xFFFF
+	s2 := rem * s1 % mod
+	s1 += b&0xFFFF + mod - 1
+	s2 += a>>16 + b>>16 + mod - rem
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s2 >= 2*mod {
+		s2 -= 2 * mod
+	}
+	if s2 >= mod {
+		s2 -= mod
+	}
+	return s2<<16 | s1
+}

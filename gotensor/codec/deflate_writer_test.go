@@ -137,31 +137,22 @@ func TestLiteralBlocksFollowTheData(t *testing.T) {
 }
 
 func countBlocks(t *testing.T, s []byte) int {
-	r := bitReader{src: s}
-	var lt literalTables
-	dst := make([]byte, 1<<20)
-	o, n := 0, 0
-	for {
-		r.refill()
-		final := r.take(1)
-		switch r.take(2) {
-		case 0:
-			if !r.stored(dst, &o) {
-				t.Fatal("bad stored block")
-			}
-		case 2:
-			lens, ok := r.dynamicLengths(&lt)
-			if !ok || !lt.build(lens) || !lt.decode(&r, dst, &o) {
-				t.Fatal("bad Huffman block")
-			}
-			n++
-		default:
-			t.Fatal("unexpected block type")
+	st := literalStream{r: bitReader{src: s}, lt: new(literalTables), dst: make([]byte, 1<<20)}
+	n := 0
+	for !st.done {
+		if !st.step() {
+			t.Fatal("bad block")
 		}
-		if final == 1 {
-			return n
+		if st.inBlock {
+			n++
+			for st.inBlock {
+				if !st.step() {
+					t.Fatal("bad Huffman block")
+				}
+			}
 		}
 	}
+	return n
 }
 
 // On real weights shuffle-deflate keeps planes' ratio (within 0.5%) in

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/adler32"
 	"os"
@@ -125,6 +126,9 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				}
 				reportCPU(b, cpu, total)
 			})
+			if spec == "shuffle-deflate" {
+				benchTwoStreams(b, name, chunks, encs, total)
+			}
 			if spec != "shuffle-deflate:streams=1" { // the stages of a one-stream chunk
 				continue
 			}
@@ -193,5 +197,39 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchTwoStreams times the literal decoder on two-stream chunks, the
+// assembly and the Go twin.
+func benchTwoStreams(b *testing.B, name string, chunks, encs [][]byte, total int) {
+	d := dtypeOf(name)
+	dst := make([]byte, len(chunks[0]))
+	for _, asm := range []bool{true, false} {
+		if asm && !haveBMI2 {
+			continue
+		}
+		stage := map[bool]string{true: "/stage/inflate-literals2-asm", false: "/stage/inflate-literals2-go"}[asm]
+		b.Run(name+stage, func(b *testing.B) {
+			defer func(v bool) { haveBMI2 = v }(haveBMI2)
+			haveBMI2 = asm
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.SetBytes(int64(total))
+			var lt [2]literalTables
+			cpu := threadCPU()
+			defer func() { reportCPU(b, cpu, total) }()
+			for b.Loop() {
+				for i, src := range chunks {
+					enc, h := encs[i], halfChunk(len(src), d.Size())
+					endA := 4 + int(binary.LittleEndian.Uint32(enc))
+					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt[0], dst: dst[:h]}
+					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt[1], dst: dst[:len(src)], o: h}
+					if !inflateLiterals2(&x, &y) {
+						b.Fatal("refused")
+					}
+				}
+			}
+		})
 	}
 }

@@ -126,11 +126,17 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 		return out, sum, nil
 	case twoStreams:
 		h := halfChunk(len(src), k)
-		out = append(out, 0, 0, 0, 0)
-		out, sumA := planeStream(out, src[:h], shuffled[:h], k, rot, ps, hs)
-		binary.LittleEndian.PutUint32(out, uint32(len(out)-4))
-		out, sumB := planeStream(out, src[h:], shuffled[h:], k, rot, ps, hs)
-		return out, adler32Combine(sumA, sumB, len(src)-h), nil
+		var pla, plb [8][]byte
+		pa, pb := planesOf(shuffled[:h], k, &pla), planesOf(shuffled[h:], k, &plb)
+		splitPlanes(pa, src[:h], k, rot)
+		splitPlanes(pb, src[h:], k, rot)
+		if hw, sumA, ok := engine.Deflate(out[4:4], shuffled[:h]); ok { // in hardware, a stream at a time
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(hw)))
+			out = append(out, hw...)
+			out, sumB := codedPlanes(out, pb, shuffled[h:], ps, hs)
+			return out, adler32Combine(sumA, sumB, len(src)-h), nil
+		}
+		return twinStreams(out, pa, pb, ps, hs), checksum(shuffled), nil
 	}
 	return nil, 0, unknownLayout(in.Param)
 }
@@ -145,10 +151,17 @@ func planeStream(out, src, shuffled []byte, k int, rot bool, ps *planeScratch, h
 	var pls [8][]byte
 	pl := planesOf(shuffled, k, &pls)
 	splitPlanes(pl, src, k, rot)
+	return codedPlanes(out, pl, shuffled, ps, hs)
+}
+
+// codedPlanes appends the planes pl, which fill shuffled, as one raw
+// DEFLATE stream and returns it with the Adler-32 of shuffled.
+func codedPlanes(out []byte, pl [][]byte, shuffled []byte, ps *planeScratch, hs *huffmanScratch) ([]byte, uint32) {
 	if hw, sum, ok := engine.Deflate(out[len(out):], shuffled); ok { // the planes in one hardware stream
 		return append(out, hw...), sum
 	}
 	w := bitWriter{out: out}
+	k := len(pl)
 	for j := 0; j < k; j++ {
 		if len(pl[j]) > 0 && (j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
 			w.literalBlocks(pl[j], hs)
@@ -158,6 +171,30 @@ func planeStream(out, src, shuffled []byte, k int, rot bool, ps *planeScratch, h
 	}
 	w.stored(nil, true)
 	return w.out, checksum(shuffled)
+}
+
+// twinStreams appends the two-stream chunk of the planes pa and pb (of
+// its two halves), the two streams written side by side, plane by plane:
+// a plane is coded in both or stored in both, and coded planes are cut
+// into blocks at the same offsets and coded alike where that costs
+// little (literalBlocksJoint), for the decoder to share its tables.
+func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScratch) []byte {
+	k := len(pa)
+	wa := bitWriter{out: append(out, 0, 0, 0, 0)}
+	wb := bitWriter{out: slices.Grow(hs.other[:0], k*len(pb[0])+k*len(pb[0])/64+64)}
+	for j := 0; j < k; j++ {
+		if j == 0 || (j == 1 && k == 8) || shrinks(pa[j], &ps.hist) || shrinks(pb[j], &ps.hist) {
+			literalBlocksJoint(&wa, &wb, pa[j], pb[j], hs)
+		} else {
+			wa.stored(pa[j], false)
+			wb.stored(pb[j], false)
+		}
+	}
+	wa.stored(nil, true)
+	wb.stored(nil, true)
+	binary.LittleEndian.PutUint32(wa.out[len(out):], uint32(len(wa.out)-len(out)-4))
+	hs.other = wb.out
+	return append(wa.out, wb.out...)
 }
 
 // planesOf cuts b into k planes of len(b)/k bytes.
@@ -214,8 +251,8 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 			return corrupt("shuffle-deflate: the first stream's length is past the chunk's end")
 		}
 		endA := 4 + int(binary.LittleEndian.Uint32(src))
-		a := literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &ps.lit[0], dst: shuffled[:h]}
-		b := literalStream{r: bitReader{src: src, pos: endA}, lt: &ps.lit[1], dst: shuffled, o: h}
+		a := literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &ps.lit[0], slots: &ps.lit, dst: shuffled[:h]}
+		b := literalStream{r: bitReader{src: src, pos: endA}, lt: &ps.lit[1], slots: &ps.lit, dst: shuffled, o: h}
 		if sw && inflateLiterals2(&a, &b) {
 			sum = checksum(shuffled)
 		} else {

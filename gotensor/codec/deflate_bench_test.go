@@ -223,8 +223,8 @@ func benchTwoStreams(b *testing.B, name string, chunks, encs [][]byte, total int
 				for i, src := range chunks {
 					enc, h := encs[i], halfChunk(len(src), d.Size())
 					endA := 4 + int(binary.LittleEndian.Uint32(enc))
-					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt[0], dst: dst[:h]}
-					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt[1], dst: dst[:len(src)], o: h}
+					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt[0], slots: &lt, dst: dst[:h]}
+					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt[1], slots: &lt, dst: dst[:len(src)], o: h}
 					if !inflateLiterals2(&x, &y) {
 						b.Fatal("refused")
 					}

@@ -30,6 +30,11 @@ type literalStream struct {
 	inBlock bool // within a Huffman block, its tables built
 	final   bool // the block read last is the final one
 	done    bool // the final block has ended
+	// peer is the stream decoded alongside (nil: none); the two take
+	// their tables from slots
+	peer  *literalStream
+	slots *[2]literalTables
+	lens  [288 + 32]uint8 // a dynamic header's code lengths
 }
 
 // run decodes the rest of the stream.
@@ -91,13 +96,13 @@ func (s *literalStream) step() bool {
 		}
 		s.done = s.final
 	case 1:
-		if !s.lt.build(fixedLengths()) {
+		if !s.useTable(fixedLengths()) {
 			return false
 		}
 		s.inBlock = true
 	case 2:
-		lens, ok := r.dynamicLengths(s.lt)
-		if !ok || !s.lt.build(lens) {
+		lens, ok := r.dynamicLengths(&s.lens)
+		if !ok || !s.useTable(lens) {
 			return false
 		}
 		s.inBlock = true
@@ -122,7 +127,13 @@ const (
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
-	lens [288 + 32]uint8
+	lens  [288]uint8 // the code's lengths
+	nlens int
+}
+
+// built reports whether the tables are those of the code with these lengths.
+func (lt *literalTables) built(lens []uint8) bool {
+	return lt.nlens == len(lens) && string(lt.lens[:lt.nlens]) == string(lens)
 }
 
 // canonicalCode is a Huffman code for the bit-by-bit slow path.
@@ -151,9 +162,11 @@ func fixedLengths() []uint8 { return fixed[:] }
 // build makes the tables of the literal/length code with these lengths;
 // false for an over-subscribed code.
 func (lt *literalTables) build(lens []uint8) bool {
+	lt.nlens = 0
 	if !lt.canonical(lens) {
 		return false
 	}
+	lt.nlens = copy(lt.lens[:], lens)
 	var next [litMaxBits + 1]uint16
 	code := uint16(0)
 	for l := 1; l <= litMaxBits; l++ {
@@ -220,6 +233,27 @@ func repeated(f uint16, l uint64) uint64 {
 		e |= 1<<((n+1)*l-1)<<16 | uint64(f&0xFF)<<(32+8*n)
 	}
 	return e | n*l | n<<8
+}
+
+// useTable points the stream at tables for the code with these lengths:
+// the peer's when they are its code (the writer codes the two halves of
+// a chunk alike, and one table stays in the L1 cache where two would
+// not), else its own, rebuilt (or the other slot, where the two share
+// it: a stream never rebuilds the tables its peer decodes with).
+func (s *literalStream) useTable(lens []uint8) bool {
+	if s.peer != nil {
+		if o := s.peer.lt; o.built(lens) {
+			s.lt = o
+			return true
+		}
+		if s.lt == s.peer.lt {
+			s.lt = &s.slots[0]
+			if s.peer.lt == s.lt {
+				s.lt = &s.slots[1]
+			}
+		}
+	}
+	return s.lt.build(lens)
 }
 
 // literalState is the bit reader and output position the fast path
@@ -345,7 +379,7 @@ var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 1
 
 // dynamicLengths reads a dynamic block's code lengths and returns those
 // of the literal/length code.
-func (r *bitReader) dynamicLengths(lt *literalTables) ([]uint8, bool) {
+func (r *bitReader) dynamicLengths(scratch *[288 + 32]uint8) ([]uint8, bool) {
 	r.refill()
 	nlit := int(r.take(5)) + 257
 	ndist := int(r.take(5)) + 1
@@ -365,7 +399,7 @@ func (r *bitReader) dynamicLengths(lt *literalTables) ([]uint8, bool) {
 	if !clt.canonical(cl[:]) {
 		return nil, false
 	}
-	lens := lt.lens[:nlit+ndist]
+	lens := scratch[:nlit+ndist]
 	for i := 0; i < len(lens); {
 		r.refill()
 		s, ok := clt.slowSymbol(r)
@@ -431,8 +465,11 @@ func (lt *canonicalCode) canonical(lens []uint8) bool {
 // and two independent chains keep the core busy where one leaves it idle.
 // The streams share the buffers their readers and dst slices start in
 // (a.dst and b.dst, a.r.src and b.r.src begin at the same addresses), as
-// the fast path takes one base for each. When one ends, the other runs alone.
+// the fast path takes one base for each, and the tables of the slots
+// a.slots and b.slots point to, a.lt and b.lt being the two to start
+// with. When one ends, the other runs alone.
 func inflateLiterals2(a, b *literalStream) bool {
+	a.peer, b.peer = b, a
 	for !a.done && !b.done {
 		s := a
 		switch {
@@ -452,6 +489,7 @@ func inflateLiterals2(a, b *literalStream) bool {
 			return false
 		}
 	}
+	a.peer, b.peer = nil, nil // alone, each keeps to the tables it has
 	return a.run() && b.run()
 }
 

@@ -198,3 +198,74 @@ func TestInflateLiterals2GoAndAsm(t *testing.T) {
 		}
 	}
 }
+
+// The writer codes the two halves alike, block for block, so that the
+// decoder builds a table once for both streams, where one code costs
+// little; halves of different scales get a code each.
+func TestTwoStreamsCodedAlike(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		n := 200000
+		alike := weightsOf(r, d, n, 0.02)
+		apart := append(weightsOf(r, d, n/2, 0.0001), weightsOf(r, d, n/2, 30)...)
+		for _, c := range []struct {
+			src  []byte
+			same bool
+		}{{alike, true}, {apart, false}} {
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+			enc, aux, _ := shuffleDeflate{}.Encode(nil, c.src, in)
+			endA := 4 + int(binary.LittleEndian.Uint32(enc))
+			a, b := blockCodes(t, enc[4:endA]), blockCodes(t, enc[endA:])
+			if len(a) == 0 || len(a) != len(b) {
+				t.Fatalf("%v: %d and %d Huffman blocks", d, len(a), len(b))
+			}
+			if same := a[0] == b[0]; same != c.same {
+				t.Fatalf("%v: first blocks coded alike %v, want %v", d, same, c.same)
+			}
+			got := make([]byte, len(c.src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, c.src) {
+				t.Fatalf("%v alike %v: %v", d, c.same, err)
+			}
+		}
+	}
+}
+
+// blockCodes lists the code lengths of a stream's Huffman blocks.
+func blockCodes(t *testing.T, s []byte) (codes []string) {
+	st := literalStream{r: bitReader{src: s}, lt: new(literalTables), dst: make([]byte, 1<<20)}
+	for !st.done {
+		in := st.inBlock
+		if !st.step() {
+			t.Fatal("bad block")
+		}
+		if !in && st.inBlock {
+			codes = append(codes, string(st.lt.lens[:st.lt.nlens]))
+		}
+	}
+	return codes
+}
+
+// Chunks whose runs change scale at random, differently in each half,
+// give streams whose blocks are coded alike or not in every order: the
+// decoder's two table slots (shared, own, rebuilt) decode them all.
+func TestTwoStreamsTableSlots(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(75, 76))
+	scales := []float64{0.0001, 0.02, 30}
+	for it := 0; it < 40; it++ {
+		d := []tensor.DType{tensor.BFloat16, tensor.Float16}[it%2]
+		var src []byte
+		runs := 2 + r.IntN(12)
+		for i := 0; i < runs; i++ {
+			src = append(src, weightsOf(r, d, 1+r.IntN(40000), scales[r.IntN(len(scales))])...)
+		}
+		n := len(src) / d.Size()
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+		enc, aux, _ := shuffleDeflate{}.Encode(nil, src, in)
+		got := make([]byte, len(src))
+		if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("it %d %v n %d: %v", it, d, n, err)
+		}
+	}
+}

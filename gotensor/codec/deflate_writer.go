@@ -102,6 +102,60 @@ const (
 	litBlockCost = 4096
 )
 
+// literalBlocksJoint appends pa to wa and pb to wb (the same plane of
+// the two halves of a chunk) as literalBlocks does, the blocks cut at
+// the same offsets (a segment joins a pair of blocks as it would join
+// each alone; a pair costs two headers), and each pair coded alike, for the
+// counts of both, unless that costs more than jointLoss: the decoder
+// then decodes the two streams with one table (deflate_literals.go).
+func literalBlocksJoint(wa, wb *bitWriter, pa, pb []byte, hs *huffmanScratch) {
+	seg := func(p []byte, off int) []byte { return p[min(off, len(p)):min(off+litSegment, len(p))] }
+	n := max(len(pa), len(pb))
+	start := 0
+	histogram(seg(pa, 0), &hs.freqA)
+	histogram(seg(pb, 0), &hs.freqB)
+	costA, costB := entropyCost(&hs.freqA, &hs.freqA, false), entropyCost(&hs.freqB, &hs.freqB, false)
+	for off := litSegment; off < n; off += litSegment {
+		histogram(seg(pa, off), &hs.seg)
+		histogram(seg(pb, off), &hs.segB)
+		segA, segB := entropyCost(&hs.seg, &hs.seg, false), entropyCost(&hs.segB, &hs.segB, false)
+		mergedA, mergedB := entropyCost(&hs.freqA, &hs.seg, true), entropyCost(&hs.freqB, &hs.segB, true)
+		if mergedA+mergedB <= costA+costB+segA+segB+2*litBlockCost {
+			for s := range 256 {
+				hs.freqA[s] += hs.seg[s]
+				hs.freqB[s] += hs.segB[s]
+			}
+			costA, costB = mergedA, mergedB
+			continue
+		}
+		jointBlocks(wa, wb, pa[min(start, len(pa)):min(off, len(pa))], pb[min(start, len(pb)):min(off, len(pb))], costA+costB, hs)
+		start, hs.freqA, hs.freqB, costA, costB = off, hs.seg, hs.segB, segA, segB
+	}
+	jointBlocks(wa, wb, pa[min(start, len(pa)):], pb[min(start, len(pb)):], costA+costB, hs)
+}
+
+// jointLoss is how much larger (in order-0 entropy) a pair of blocks may
+// be for one code than for a code each.
+const jointLoss = 1.01
+
+// jointBlocks appends a and b (counted in hs.freqA and hs.freqB, apart
+// their entropy coded apart) as a block each, coded alike where that
+// costs at most jointLoss more.
+func jointBlocks(wa, wb *bitWriter, a, b []byte, apart float64, hs *huffmanScratch) {
+	if entropyCost(&hs.freqA, &hs.freqB, true) <= jointLoss*apart {
+		for s := range 256 {
+			hs.freq[s] = hs.freqA[s] + hs.freqB[s]
+		}
+		wa.literalBlock(a, hs)
+		wb.literalBlock(b, hs)
+		return
+	}
+	hs.freq = hs.freqA
+	wa.literalBlock(a, hs)
+	hs.freq = hs.freqB
+	wb.literalBlock(b, hs)
+}
+
 // entropyCost is the order-0 entropy in bits of the bytes counted in a
 // (plus those in b when both).
 func entropyCost(a, b *[288]uint32, both bool) float64 {
@@ -197,14 +251,18 @@ func packGo(codes *[288]uint32, p, buf []byte, st *packState) {
 
 // huffmanScratch is the writer's per-chunk state.
 type huffmanScratch struct {
-	freq  [288]uint32
-	seg   [288]uint32 // a segment's counts
-	lens  [288]uint8
-	codes [288]uint32 // bit-reversed code | length<<16
-	tree  huffmanTree
-	cl    [19]uint32 // code-length code: frequencies, then codes
-	clLen [19]uint8
-	rle   [288 + 32]uint16 // code-length symbols | extra bits<<8
+	freq [288]uint32
+	seg  [288]uint32 // a segment's counts
+	// literalBlocksJoint's: the counts of the two halves' blocks, and
+	// of the second half's segment
+	freqA, freqB, segB [288]uint32
+	other              []byte // the second stream of a two-stream chunk, while the first is written
+	lens               [288]uint8
+	codes              [288]uint32 // bit-reversed code | length<<16
+	tree               huffmanTree
+	cl                 [19]uint32 // code-length code: frequencies, then codes
+	clLen              [19]uint8
+	rle                [288 + 32]uint16 // code-length symbols | extra bits<<8
 }
 
 // dynamicHeader writes the header of a final-less dynamic block whose

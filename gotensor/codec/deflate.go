@@ -175,15 +175,16 @@ func codedPlanes(out []byte, pl [][]byte, shuffled []byte, ps *planeScratch, hs 
 
 // twinStreams appends the two-stream chunk of the planes pa and pb (of
 // its two halves), the two streams written side by side, plane by plane:
-// a plane is coded in both or stored in both, and coded planes are cut
-// into blocks at the same offsets and coded alike where that costs
-// little (literalBlocksJoint), for the decoder to share its tables.
+// a plane is coded in both or stored in both, as one stream of the chunk
+// would have it (shrinksBoth); coded planes are cut into blocks at the
+// same offsets and coded alike where that costs little
+// (literalBlocksJoint), for the decoder to share its tables.
 func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScratch) []byte {
 	k := len(pa)
 	wa := bitWriter{out: append(out, 0, 0, 0, 0)}
 	wb := bitWriter{out: slices.Grow(hs.other[:0], k*len(pb[0])+k*len(pb[0])/64+64)}
 	for j := 0; j < k; j++ {
-		if j == 0 || (j == 1 && k == 8) || shrinks(pa[j], &ps.hist) || shrinks(pb[j], &ps.hist) {
+		if j == 0 || (j == 1 && k == 8) || shrinksBoth(pa[j], pb[j], &ps.hist) {
 			literalBlocksJoint(&wa, &wb, pa[j], pb[j], hs)
 		} else {
 			wa.stored(pa[j], false)
@@ -208,17 +209,24 @@ func planesOf(b []byte, k int, pl *[8][]byte) [][]byte {
 
 // shrinks estimates from a sample of up to 16K bytes whether Huffman
 // coding shrinks p by more than 1.5% (entropyBits, planes_sample.go).
-func shrinks(p []byte, hist *[256]uint32) bool {
+func shrinks(p []byte, hist *[256]uint32) bool { return shrinksBoth(p, nil, hist) }
+
+// shrinksBoth is shrinks for a plane in two parts, a and b (the two
+// halves of a chunk), sampled alike: the decision one stream would take.
+func shrinksBoth(a, b []byte, hist *[256]uint32) bool {
 	const sample = 16 << 10
-	if len(p) < 256 {
+	n := len(a) + len(b)
+	if n < 256 {
 		return false
 	}
 	*hist = [256]uint32{}
-	step := max(1, len(p)/sample)
+	step := max(1, n/sample)
 	m := 0
-	for i := 0; i < len(p); i += step {
-		hist[p[i]]++
-		m++
+	for _, p := range [2][]byte{a, b} {
+		for i := 0; i < len(p); i += step {
+			hist[p[i]]++
+			m++
+		}
 	}
 	return entropyBits(hist, m) < 0.985*8*float64(m)
 }

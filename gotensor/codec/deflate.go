@@ -19,11 +19,13 @@ import (
 // Adler-32 of the inflated bytes, the checksum DOCA's deflate tasks report.
 type deflate struct{}
 
-// shuffleDeflate is byte planes (as in planes) inflated from one raw
-// DEFLATE stream: a BlueField-3 can inflate it in hardware and the host
-// (or the DPU's Arm cores) merges the planes. The exponent planes, and
-// planes a sample shows Huffman coding shrinks, are Huffman-only blocks,
-// the others stored blocks, in plane order. aux is the Adler-32 of the inflated, still shuffled bytes.
+// shuffleDeflate is byte planes (as in planes) inflated from raw DEFLATE
+// streams, two per chunk by default (its parameter, below): a BlueField-3
+// can inflate them in hardware and the host (or the DPU's Arm cores)
+// merges the planes. The exponent planes, and planes a sample shows
+// Huffman coding shrinks, are Huffman-only blocks, the others stored
+// blocks, in plane order. aux is the Adler-32 of the inflated, still
+// shuffled bytes.
 type shuffleDeflate struct{}
 
 func init() {

@@ -241,6 +241,9 @@ func repeated(f uint16, l uint64) uint64 {
 // not), else its own, rebuilt (or the other slot, where the two share
 // it: a stream never rebuilds the tables its peer decodes with).
 func (s *literalStream) useTable(lens []uint8) bool {
+	if s.lt.built(lens) { // the last block's code, or the last chunk's
+		return true
+	}
 	if s.peer != nil {
 		if o := s.peer.lt; o.built(lens) {
 			s.lt = o

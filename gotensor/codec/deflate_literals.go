@@ -8,7 +8,7 @@ import (
 // inflateLiterals is the decoder of the raw DEFLATE streams gotensor's
 // shuffle-deflate encoder writes (dynamic Huffman blocks of literals
 // only, and stored blocks, which it copies into place): a lookup table of
-// 2^12 entries decodes up to four literals at once, where a general
+// 2^11 entries decodes up to four literals at once, where a general
 // inflater, libdeflate too, decodes one symbol per lookup (exponent codes
 // average 2.5-3 bits). Streams it does not handle (matches, as a hardware
 // encoder writes) make it return false and the caller inflates them the
@@ -113,7 +113,7 @@ func (s *literalStream) step() bool {
 }
 
 const (
-	litTableBits = 12
+	litTableBits = 11
 	litMaxBits   = 15
 	endOfBlock   = 256
 )
@@ -122,7 +122,7 @@ const (
 // holds the literals the next litTableBits bits of the stream code, as
 // many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
 // (0: a longer code, the end of the block or a length: the slow path),
-// 16-27 where they end (bit i: a literal ends after i+1 bits), 32-63
+// 16-26 where they end (bit i: a literal ends after i+1 bits), 32-63
 // the literals, first in the low byte.
 type literalTables struct {
 	multi [1 << litTableBits]uint64
@@ -220,7 +220,7 @@ func (lt *literalTables) build(lens []uint8) bool {
 }
 
 var (
-	lowBits  = [litTableBits + 1]uint64{0, 1, 3, 7, 0xF, 0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF}
+	lowBits  = [litTableBits + 1]uint64{0, 1, 3, 7, 0xF, 0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF}
 	litsMask = [4]uint64{0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF} // by literals less one
 )
 
@@ -270,7 +270,7 @@ type literalState struct {
 
 // literalsGo decodes literals while each of four lookups finds some and
 // dst has room for 16 more and src a whole word: the bit buffer in
-// registers, four lookups per refill (each consumes at most 12 of the 56
+// registers, four lookups per refill (each consumes at most 11 of the 56
 // bits a refill guarantees). The bits an entry uses are its low byte, so
 // the shift feeding the next lookup is one instruction.
 func literalsGo(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {

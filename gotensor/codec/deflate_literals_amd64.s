@@ -1,12 +1,12 @@
 #include "textflag.h"
 
-// One lookup of literalsBMI2: the entry for the next 12 bits; count 0
+// One lookup of literalsBMI2: the entry for the next 11 bits (litTableBits); count 0
 // leaves for the slow path; else store its literals, consume its bits
 // (the shift count is the entry's low byte: SHRX uses its low 6 bits)
 // and advance by its count.
 #define LOOKUP \
 	MOVQ AX, R11; \
-	ANDQ $0xfff, R11; \
+	ANDQ $0x7ff, R11; \
 	MOVQ (R8)(R11*8), R11; \
 	TESTQ $0xff00, R11; \
 	JZ done; \
@@ -141,7 +141,7 @@ packed:
 // STOP when the entry sends the stream to the slow path.
 #define LOOKUP2(TAB, BITS, N, P, STOP) \
 	MOVL    BITS, R11; \
-	ANDL    $0xfff, R11; \
+	ANDL    $0x7ff, R11; \
 	MOVQ    (TAB)(R11*8), R11; \
 	TESTQ   $0xff00, R11; \
 	JZ      STOP; \

@@ -11,6 +11,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/codec/internal/libdeflate"
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -247,7 +248,7 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	h := len(dst)
 	switch in.Param {
 	case oneStream:
-		if sw && inflateLiterals(shuffled, src, &ps.lit[0]) {
+		if sw && inflateLiterals(shuffled, src, &ps.lit) {
 			sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
 		} else {
 			var err error
@@ -261,9 +262,11 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 			return corrupt("shuffle-deflate: the first stream's length is past the chunk's end")
 		}
 		endA := 4 + int(binary.LittleEndian.Uint32(src))
-		a := literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &ps.lit[0], slots: &ps.lit, dst: shuffled[:h]}
-		b := literalStream{r: bitReader{src: src, pos: endA}, lt: &ps.lit[1], slots: &ps.lit, dst: shuffled, o: h}
-		if sw && inflateLiterals2(&a, &b) {
+		td := twinPool.Get()
+		defer twinPool.Put(td)
+		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots[0], slots: &td.slots, dst: shuffled[:h]}
+		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots[1], slots: &td.slots, dst: shuffled, o: h}
+		if sw && inflateLiterals2(&td.a, &td.b) {
 			sum = checksum(shuffled)
 		} else {
 			sumA, err := inflate(shuffled[:h], src[4:endA])
@@ -289,6 +292,15 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	}
 	return nil
 }
+
+// twinDecoder is the state of a two-stream chunk's decoding: the two
+// streams and the table slots they share.
+type twinDecoder struct {
+	slots [2]literalTables
+	a, b  literalStream
+}
+
+var twinPool = pool.New(func() *twinDecoder { return new(twinDecoder) })
 
 // inflate decodes a raw DEFLATE stream that fills dst and returns its
 // Adler-32: through libdeflate where the binary has it and the engine is

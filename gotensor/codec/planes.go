@@ -62,7 +62,7 @@ type planeScratch struct {
 	x2    huffX2 // the double-symbol decoder's table
 	hist  [256]uint32
 	plane [8][]byte
-	lit   [2]literalTables // shuffle-deflate's pure-Go decoder, a table per stream
+	lit   literalTables // shuffle-deflate's pure-Go decoder
 }
 
 var planePool = pool.New(func() *planeScratch { return new(planeScratch) })

@@ -321,5 +321,5 @@ func checksum(b []byte) uint32 {
 	if libdeflate.Built {
 		return libdeflate.Adler32(b)
 	}
-	return adler32Words(b)
+	return adler32Go(b)
 }

@@ -180,6 +180,14 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 					}
 				}
 			})
+			b.Run(name+"/stage/adler32-go", func(b *testing.B) {
+				b.SetBytes(int64(total))
+				for b.Loop() {
+					for _, src := range chunks {
+						adler32Go(src)
+					}
+				}
+			})
 			b.Run(name+"/stage/adler32-words", func(b *testing.B) {
 				b.SetBytes(int64(total))
 				for b.Loop() {

@@ -105,3 +105,30 @@ func TestLiteralsFastPath2Twins(t *testing.T) {
 		}
 	}
 }
+
+// The AVX2 Adler-32 kernel and its Go twin fill the same lanes.
+func TestAdlerBlocksTwins(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the Go twin is the only path")
+	}
+	r := rand.New(rand.NewPCG(55, 56))
+	for it := 0; it < 100; it++ {
+		p := make([]byte, 32*(1+r.IntN(1024)))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+			if it%3 == 0 {
+				p[i] = 0xFF
+			}
+		}
+		var va, vg [24]uint32
+		for i := range va {
+			va[i] = uint32(r.IntN(1000))
+		}
+		vg = va
+		adlerBlocksAVX2(p, &va)
+		adlerBlocksGo(p, &vg)
+		if va != vg {
+			t.Fatalf("it %d: AVX2 %v, Go %v", it, va, vg)
+		}
+	}
+}

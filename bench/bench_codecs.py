@@ -24,7 +24,8 @@ from gotensor.checkpoints import find_testdata, load_llama2c, load_safetensors
 from _report import update_markdown, write_json
 
 CORES = os.cpu_count() or 1
-GT_CODECS = ["planes", "shuffle-deflate", "deflate", "lz4", "zstd", "shuffle-zstd", "none", "q4", "q8"]
+# shuffle-deflate:streams=1 is the one-stream chunk layout of frames written before the two-stream default
+GT_CODECS = ["planes", "shuffle-deflate", "shuffle-deflate:streams=1", "deflate", "lz4", "zstd", "shuffle-zstd", "none", "q4", "q8"]
 LOSSY = ("q4", "q8")
 
 

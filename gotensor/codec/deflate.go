@@ -3,11 +3,15 @@ package codec
 import (
 	"bytes"
 	stdflate "compress/flate"
+	"encoding/binary"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec/internal/libdeflate"
 	"github.com/gotensor/gotensor/gotensor/engine"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -16,11 +20,13 @@ import (
 // Adler-32 of the inflated bytes, the checksum DOCA's deflate tasks report.
 type deflate struct{}
 
-// shuffleDeflate is byte planes (as in planes) inflated from one raw
-// DEFLATE stream: a BlueField-3 can inflate it in hardware and the host
-// (or the DPU's Arm cores) merges the planes. The exponent planes, and
-// planes a sample shows Huffman coding shrinks, are Huffman-only blocks,
-// the others stored blocks, in plane order. aux is the Adler-32 of the inflated, still shuffled bytes.
+// shuffleDeflate is byte planes (as in planes) inflated from raw DEFLATE
+// streams, two per chunk by default (its parameter, below): a BlueField-3
+// can inflate them in hardware and the host (or the DPU's Arm cores)
+// merges the planes. The exponent planes, and planes a sample shows
+// Huffman coding shrinks, are Huffman-only blocks, the others stored
+// blocks, in plane order. aux is the Adler-32 of the inflated, still
+// shuffled bytes.
 type shuffleDeflate struct{}
 
 func init() {
@@ -79,6 +85,32 @@ func (deflate) Decode(dst, src []byte, _ Info, aux uint32) error {
 	return nil
 }
 
+// shuffle-deflate's parameter is how its chunks are laid out. Frames
+// written before it have 0: one raw DEFLATE stream of the chunk's planes.
+// twoStreams (the default): the first half of the chunk's elements and
+// the second half each as such a stream, the first preceded by its length
+// (u32 little-endian); the decoder decodes both in one loop.
+const (
+	oneStream  = 0
+	twoStreams = 2
+)
+
+func (shuffleDeflate) DefaultParam() uint32 { return twoStreams }
+
+func (shuffleDeflate) ParseParam(s string) (uint32, error) {
+	switch strings.TrimSpace(s) {
+	case "streams=1":
+		return oneStream, nil
+	case "streams=2":
+		return twoStreams, nil
+	}
+	return 0, errs.New(errs.InvalidArgument, "codec shuffle-deflate: bad parameter %q (want streams=1 or streams=2)", s)
+}
+
+func unknownLayout(param uint32) error {
+	return errs.New(errs.Unsupported, "shuffle-deflate: chunk layout %d unknown to this build", param)
+}
+
 func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	k, rot := layout(in.Meta.DType)
 	if len(src)%k != 0 {
@@ -86,16 +118,53 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	}
 	ps := planePool.Get()
 	defer planePool.Put(ps)
-	n := len(src) / k
-	pl := ps.planes(k, n)
-	splitPlanes(pl, src, k, rot)
-	if out, sum, ok := engine.Deflate(dst, ps.buf[:len(src)]); ok { // the planes in one hardware stream
-		return out, sum, nil
-	}
 	hs := huffmanPool.Get()
 	defer huffmanPool.Put(hs)
-	w := bitWriter{out: dst[:0]}
-	w.out = slices.Grow(w.out, len(src)+len(src)/64+64)
+	ps.planes(k, len(src)/k)
+	shuffled := ps.buf[:len(src)]
+	out := slices.Grow(dst[:0], len(src)+len(src)/64+64)
+	switch in.Param {
+	case oneStream:
+		out, sum := planeStream(out, src, shuffled, k, rot, ps, hs)
+		return out, sum, nil
+	case twoStreams:
+		h := halfChunk(len(src), k)
+		var pla, plb [8][]byte
+		pa, pb := planesOf(shuffled[:h], k, &pla), planesOf(shuffled[h:], k, &plb)
+		splitPlanes(pa, src[:h], k, rot)
+		splitPlanes(pb, src[h:], k, rot)
+		if hw, sumA, ok := engine.Deflate(out[4:4], shuffled[:h]); ok { // in hardware, a stream at a time
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(hw)))
+			out = append(out, hw...)
+			out, sumB := codedPlanes(out, pb, shuffled[h:], ps, hs)
+			return out, adler32Combine(sumA, sumB, len(src)-h), nil
+		}
+		return twinStreams(out, pa, pb, ps, hs), checksum(shuffled), nil
+	}
+	return nil, 0, unknownLayout(in.Param)
+}
+
+// halfChunk is where a two-stream chunk of n bytes of k-byte elements is
+// cut: after half its elements.
+func halfChunk(n, k int) int { return n / k / 2 * k }
+
+// planeStream appends src as one raw DEFLATE stream of its planes, split
+// into shuffled, and returns it with the Adler-32 of shuffled.
+func planeStream(out, src, shuffled []byte, k int, rot bool, ps *planeScratch, hs *huffmanScratch) ([]byte, uint32) {
+	var pls [8][]byte
+	pl := planesOf(shuffled, k, &pls)
+	splitPlanes(pl, src, k, rot)
+	return codedPlanes(out, pl, shuffled, ps, hs)
+}
+
+// codedPlanes appends the planes pl, which fill shuffled, as one raw
+// DEFLATE stream and returns it with the Adler-32 of shuffled.
+func codedPlanes(out []byte, pl [][]byte, shuffled []byte, ps *planeScratch, hs *huffmanScratch) ([]byte, uint32) {
+	if hw, sum, ok := engine.Deflate(out[len(out):], shuffled); ok { // the planes in one hardware stream
+		return append(out, hw...), sum
+	}
+	w := bitWriter{out: out}
+	k := len(pl)
 	for j := 0; j < k; j++ {
 		if len(pl[j]) > 0 && (j == 0 || (j == 1 && k == 8) || shrinks(pl[j], &ps.hist)) {
 			w.literalBlocks(pl[j], hs)
@@ -104,22 +173,63 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 		}
 	}
 	w.stored(nil, true)
-	return w.out, checksum(ps.buf[:len(src)]), nil
+	return w.out, checksum(shuffled)
+}
+
+// twinStreams appends the two-stream chunk of the planes pa and pb (of
+// its two halves), the two streams written side by side, plane by plane:
+// a plane is coded in both or stored in both, as one stream of the chunk
+// would have it (shrinksBoth); coded planes are cut into blocks at the
+// same offsets and coded alike where that costs little
+// (literalBlocksJoint), for the decoder to share its tables.
+func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScratch) []byte {
+	k := len(pa)
+	wa := bitWriter{out: append(out, 0, 0, 0, 0)}
+	wb := bitWriter{out: slices.Grow(hs.other[:0], k*len(pb[0])+k*len(pb[0])/64+64)}
+	for j := 0; j < k; j++ {
+		if j == 0 || (j == 1 && k == 8) || shrinksBoth(pa[j], pb[j], &ps.hist) {
+			literalBlocksJoint(&wa, &wb, pa[j], pb[j], hs)
+		} else {
+			wa.stored(pa[j], false)
+			wb.stored(pb[j], false)
+		}
+	}
+	wa.stored(nil, true)
+	wb.stored(nil, true)
+	binary.LittleEndian.PutUint32(wa.out[len(out):], uint32(len(wa.out)-len(out)-4))
+	hs.other = wb.out
+	return append(wa.out, wb.out...)
+}
+
+// planesOf cuts b into k planes of len(b)/k bytes.
+func planesOf(b []byte, k int, pl *[8][]byte) [][]byte {
+	n := len(b) / k
+	for j := 0; j < k; j++ {
+		pl[j] = b[j*n : (j+1)*n]
+	}
+	return pl[:k]
 }
 
 // shrinks estimates from a sample of up to 16K bytes whether Huffman
 // coding shrinks p by more than 1.5% (entropyBits, planes_sample.go).
-func shrinks(p []byte, hist *[256]uint32) bool {
+func shrinks(p []byte, hist *[256]uint32) bool { return shrinksBoth(p, nil, hist) }
+
+// shrinksBoth is shrinks for a plane in two parts, a and b (the two
+// halves of a chunk), sampled alike: the decision one stream would take.
+func shrinksBoth(a, b []byte, hist *[256]uint32) bool {
 	const sample = 16 << 10
-	if len(p) < 256 {
+	n := len(a) + len(b)
+	if n < 256 {
 		return false
 	}
 	*hist = [256]uint32{}
-	step := max(1, len(p)/sample)
+	step := max(1, n/sample)
 	m := 0
-	for i := 0; i < len(p); i += step {
-		hist[p[i]]++
-		m++
+	for _, p := range [2][]byte{a, b} {
+		for i := 0; i < len(p); i += step {
+			hist[p[i]]++
+			m++
+		}
 	}
 	return entropyBits(hist, m) < 0.985*8*float64(m)
 }
@@ -131,23 +241,66 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 	}
 	ps := planePool.Get()
 	defer planePool.Put(ps)
-	pl := ps.planes(k, len(dst)/k)
+	ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]
+	_, sw := engine.Current().(engine.Software)
 	var sum uint32
-	if _, sw := engine.Current().(engine.Software); sw && inflateLiterals(shuffled, src, &ps.lit) {
-		sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
-	} else {
-		var err error
-		if sum, err = inflate(shuffled, src); err != nil {
-			return err
+	h := len(dst)
+	switch in.Param {
+	case oneStream:
+		if sw && inflateLiterals(shuffled, src, &ps.lit) {
+			sum = checksum(shuffled) // the stream gotensor writes (deflate_literals.go)
+		} else {
+			var err error
+			if sum, err = inflate(shuffled, src); err != nil {
+				return err
+			}
 		}
+	case twoStreams:
+		h = halfChunk(len(dst), k)
+		if len(src) < 4 || int64(binary.LittleEndian.Uint32(src)) > int64(len(src)-4) {
+			return corrupt("shuffle-deflate: the first stream's length is past the chunk's end")
+		}
+		endA := 4 + int(binary.LittleEndian.Uint32(src))
+		td := twinPool.Get()
+		defer twinPool.Put(td)
+		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots[0], slots: &td.slots, dst: shuffled[:h]}
+		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots[1], slots: &td.slots, dst: shuffled, o: h}
+		if sw && inflateLiterals2(&td.a, &td.b) {
+			sum = checksum(shuffled)
+		} else {
+			sumA, err := inflate(shuffled[:h], src[4:endA])
+			if err != nil {
+				return err
+			}
+			sumB, err := inflate(shuffled[h:], src[endA:])
+			if err != nil {
+				return err
+			}
+			sum = adler32Combine(sumA, sumB, len(dst)-h)
+		}
+	default:
+		return unknownLayout(in.Param)
 	}
 	if sum != aux {
 		return corrupt("shuffle-deflate: Adler-32 mismatch")
 	}
-	mergePlanes(dst, pl, k, rot)
+	var pls [8][]byte
+	mergePlanes(dst[:h], planesOf(shuffled[:h], k, &pls), k, rot)
+	if h < len(dst) {
+		mergePlanes(dst[h:], planesOf(shuffled[h:], k, &pls), k, rot)
+	}
 	return nil
 }
+
+// twinDecoder is the state of a two-stream chunk's decoding: the two
+// streams and the table slots they share.
+type twinDecoder struct {
+	slots [2]literalTables
+	a, b  literalStream
+}
+
+var twinPool = pool.New(func() *twinDecoder { return new(twinDecoder) })
 
 // inflate decodes a raw DEFLATE stream that fills dst and returns its
 // Adler-32: through libdeflate where the binary has it and the engine is
@@ -168,5 +321,5 @@ func checksum(b []byte) uint32 {
 	if libdeflate.Built {
 		return libdeflate.Adler32(b)
 	}
-	return adler32Words(b)
+	return adler32Go(b)
 }

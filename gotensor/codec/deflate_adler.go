@@ -8,12 +8,16 @@ import "encoding/binary"
 // s1 += b0 + ... + b7, the sums taken in 16-bit lanes of one word and
 // added across by multiplication; the reductions modulo 65521 come every
 // adlerMax bytes, as zlib's do. hash/adler32 is its twin in tests.
-func adler32Words(b []byte) uint32 {
+func adler32Words(b []byte) uint32 { return adler32Update(1, b) }
+
+// adler32Update is the Adler-32 of the bytes summed in adler followed by b
+// (adler32Words's steps).
+func adler32Update(adler uint32, b []byte) uint32 {
 	const (
 		mod      = 65521
 		adlerMax = 5552 // bytes before s2 could overflow 32 bits
 	)
-	s1, s2 := uint32(1), uint32(0)
+	s1, s2 := adler&0xFFFF, adler>>16
 	for len(b) > 0 {
 		n := min(len(b), adlerMax)
 		blk := b[:n]
@@ -41,6 +45,55 @@ func adler32Words(b []byte) uint32 {
 	return s2<<16 | s1
 }
 
+// adler32Blocks adds whole 32-byte blocks of b to adler (as
+// adler32Update would), its 1024-block runs summed by blocks (the AVX2
+// kernel, or its Go twin adlerBlocksGo) into eight lanes each of the
+// bytes (v[0:8]), of the byte sums before each block (v[8:16]) and of the
+// bytes weighted 32..1 by their place in their block (v[16:24]); it
+// returns adler and the bytes left.
+func adler32Blocks(adler uint32, b []byte, blocks func(p []byte, v *[24]uint32)) (uint32, []byte) {
+	const mod = 65521
+	s1, s2 := uint64(adler&0xFFFF), uint64(adler>>16)
+	for len(b) >= 32 {
+		m := min(len(b)/32, 1024) * 32 // lane sums stay under 2^32
+		var v [24]uint32
+		blocks(b[:m], &v)
+		var sum, before, weighted uint64
+		for i := 0; i < 8; i++ {
+			sum += uint64(v[i])
+			before += uint64(v[8+i])
+			weighted += uint64(v[16+i])
+		}
+		// each byte counts in s2 once for every byte from it to the end
+		s2 = (s2 + uint64(m)*s1 + 32*before + weighted) % mod
+		s1 = (s1 + sum) % mod
+		b = b[m:]
+	}
+	return uint32(s2<<16 | s1), b
+}
+
+// adlerBlocksGo is the AVX2 kernel's twin, lane for lane: lane j of the
+// byte sums holds the bytes 8(j/2)..8(j/2)+7 of each block (j even; odd
+// lanes stay 0, as the 64-bit sums of VPSADBW leave them); lane j of the
+// weighted sums the bytes 4j..4j+3.
+func adlerBlocksGo(p []byte, v *[24]uint32) {
+	for ; len(p) >= 32; p = p[32:] {
+		for j := 0; j < 8; j++ {
+			v[8+j] += v[j]
+		}
+		for j := 0; j < 8; j += 2 {
+			for _, c := range p[4*j : 4*j+8] {
+				v[j] += uint32(c)
+			}
+		}
+		for j := 0; j < 8; j++ {
+			for i := 4 * j; i < 4*j+4; i++ {
+				v[16+j] += uint32(32-i) * uint32(p[i])
+			}
+		}
+	}
+}
+
 // adlerWord gives the sum of the 8 bytes of w (little endian) and
 // 8*b0 + 7*b1 + ... + 1*b7.
 func adlerWord(w uint64) (sum, weighted uint32) {
@@ -53,4 +106,29 @@ func adlerWord(w uint64) (sum, weighted uint32) {
 	pair := w&lanes + odd // lane j: b[2j] + b[2j+1]
 	// 8b0+7b1 = 8(b0+b1) - b1, ...: weigh the pairs, less the odd bytes
 	return uint32(pair * ones >> 48), uint32(pair*weights>>48) - uint32(odd*ones>>48)
+}
+
+// adler32Combine is the Adler-32 of a || b from a's and b's (b of lenB
+// bytes), as zlib's adler32_combine: s1 adds, and s2 gains lenB times
+// a's s1 (without the initial 1 counted twice).
+func adler32Combine(a, b uint32, lenB int) uint32 {
+	const mod = 65521
+	rem := uint32(lenB % mod)
+	s1 := a & 0xFFFF
+	s2 := rem * s1 % mod
+	s1 += b&0xFFFF + mod - 1
+	s2 += a>>16 + b>>16 + mod - rem
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s1 >= mod {
+		s1 -= mod
+	}
+	if s2 >= 2*mod {
+		s2 -= 2 * mod
+	}
+	if s2 >= mod {
+		s2 -= mod
+	}
+	return s2<<16 | s1
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/adler32"
 	"os"
@@ -77,12 +78,16 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 		for _, c := range chunks {
 			total += len(c)
 		}
-		for _, c := range []Codec{shuffleDeflate{}, planes{}} {
+		for _, spec := range []string{"shuffle-deflate", "shuffle-deflate:streams=1", "planes"} {
+			c, param, err := Parse(spec)
+			if err != nil {
+				b.Fatal(err)
+			}
 			encs := make([][]byte, len(chunks))
 			auxs := make([]uint32, len(chunks))
 			var enc int
 			for i, src := range chunks {
-				in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
+				in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}, Param: param}
 				e, aux, err := c.Encode(nil, src, in)
 				if err != nil {
 					b.Fatal(err)
@@ -90,7 +95,7 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				encs[i], auxs[i] = e, aux
 				enc += len(e)
 			}
-			b.Run(fmt.Sprintf("%s/%s/encode", name, c.Name()), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/encode", name, spec), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(total))
@@ -98,14 +103,14 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				cpu := threadCPU()
 				for b.Loop() {
 					for _, src := range chunks {
-						in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
+						in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}, Param: param}
 						buf, _, _ = c.Encode(buf, src, in)
 					}
 				}
 				reportCPU(b, cpu, total)
 				b.ReportMetric(float64(total)/float64(enc), "ratio")
 			})
-			b.Run(fmt.Sprintf("%s/%s/decode", name, c.Name()), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/%s/decode", name, spec), func(b *testing.B) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 				b.SetBytes(int64(total))
@@ -113,7 +118,7 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				cpu := threadCPU()
 				for b.Loop() {
 					for i, src := range chunks {
-						in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}}
+						in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}, Param: param}
 						if err := c.Decode(dst[:len(src)], encs[i], in, auxs[i]); err != nil {
 							b.Fatal(err)
 						}
@@ -121,7 +126,10 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				}
 				reportCPU(b, cpu, total)
 			})
-			if _, ok := c.(shuffleDeflate); !ok {
+			if spec == "shuffle-deflate" {
+				benchTwoStreams(b, name, chunks, encs, total)
+			}
+			if spec != "shuffle-deflate:streams=1" { // the stages of a one-stream chunk
 				continue
 			}
 			dst := make([]byte, len(chunks[0]))
@@ -172,6 +180,14 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 					}
 				}
 			})
+			b.Run(name+"/stage/adler32-go", func(b *testing.B) {
+				b.SetBytes(int64(total))
+				for b.Loop() {
+					for _, src := range chunks {
+						adler32Go(src)
+					}
+				}
+			})
 			b.Run(name+"/stage/adler32-words", func(b *testing.B) {
 				b.SetBytes(int64(total))
 				for b.Loop() {
@@ -189,5 +205,39 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchTwoStreams times the literal decoder on two-stream chunks, the
+// assembly and the Go twin.
+func benchTwoStreams(b *testing.B, name string, chunks, encs [][]byte, total int) {
+	d := dtypeOf(name)
+	dst := make([]byte, len(chunks[0]))
+	for _, asm := range []bool{true, false} {
+		if asm && !haveBMI2 {
+			continue
+		}
+		stage := map[bool]string{true: "/stage/inflate-literals2-asm", false: "/stage/inflate-literals2-go"}[asm]
+		b.Run(name+stage, func(b *testing.B) {
+			defer func(v bool) { haveBMI2 = v }(haveBMI2)
+			haveBMI2 = asm
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.SetBytes(int64(total))
+			var lt [2]literalTables
+			cpu := threadCPU()
+			defer func() { reportCPU(b, cpu, total) }()
+			for b.Loop() {
+				for i, src := range chunks {
+					enc, h := encs[i], halfChunk(len(src), d.Size())
+					endA := 4 + int(binary.LittleEndian.Uint32(enc))
+					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt[0], slots: &lt, dst: dst[:h]}
+					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt[1], slots: &lt, dst: dst[:len(src)], o: h}
+					if !inflateLiterals2(&x, &y) {
+						b.Fatal("refused")
+					}
+				}
+			}
+		})
 	}
 }

@@ -8,50 +8,112 @@ import (
 // inflateLiterals is the decoder of the raw DEFLATE streams gotensor's
 // shuffle-deflate encoder writes (dynamic Huffman blocks of literals
 // only, and stored blocks, which it copies into place): a lookup table of
-// 2^12 entries decodes up to four literals at once, where a general
+// 2^11 entries decodes up to four literals at once, where a general
 // inflater, libdeflate too, decodes one symbol per lookup (exponent codes
 // average 2.5-3 bits). Streams it does not handle (matches, as a hardware
 // encoder writes) make it return false and the caller inflates them the
 // general way; so do malformed ones, leaving the general inflater to
 // report them. It never reads or writes out of bounds.
 func inflateLiterals(dst, src []byte, lt *literalTables) bool {
-	r := bitReader{src: src}
-	o := 0
-	for {
-		r.refill()
-		final := r.take(1)
-		switch r.take(2) {
-		case 0:
-			if !r.stored(dst, &o) {
-				return false
-			}
-		case 1:
-			if !lt.build(fixedLengths()) {
-				return false
-			}
-			if !lt.decode(&r, dst, &o) {
-				return false
-			}
-		case 2:
-			lens, ok := r.dynamicLengths(lt)
-			if !ok || !lt.build(lens) || !lt.decode(&r, dst, &o) {
-				return false
-			}
-		default:
-			return false
+	s := literalStream{r: bitReader{src: src}, lt: lt, dst: dst}
+	return s.run()
+}
+
+// literalStream is one stream's decoding state between runs of the fast
+// path: its bit reader, its tables, and where it writes. dst[:o] is
+// written; the stream ends where dst and src end.
+type literalStream struct {
+	r       bitReader
+	lt      *literalTables
+	dst     []byte
+	o       int
+	inBlock bool // within a Huffman block, its tables built
+	final   bool // the block read last is the final one
+	done    bool // the final block has ended
+	// peer is the stream decoded alongside (nil: none); the two take
+	// their tables from slots
+	peer  *literalStream
+	slots *[2]literalTables
+	lens  [288 + 32]uint8 // a dynamic header's code lengths
+}
+
+// run decodes the rest of the stream.
+func (s *literalStream) run() bool {
+	for !s.done {
+		if s.inBlock {
+			st := s.fastState()
+			literalsFast(&s.lt.multi, s.dst, s.r.src, &st)
+			s.setFastState(st)
 		}
-		if r.overrun() {
+		if !s.step() {
 			return false
-		}
-		if final == 1 {
-			break
 		}
 	}
-	return o == len(dst) && r.bytePos() == len(src)
+	return s.ended()
+}
+
+// ended reports whether the stream filled dst and ended where src ends.
+func (s *literalStream) ended() bool {
+	return s.done && s.o == len(s.dst) && s.r.bytePos() == len(s.r.src)
+}
+
+func (s *literalStream) fastState() literalState {
+	return literalState{bits: s.r.bits, n: uint64(s.r.n), pos: s.r.pos, p: s.o}
+}
+
+func (s *literalStream) setFastState(st literalState) {
+	s.r.bits, s.r.n, s.r.pos, s.o = st.bits, uint(st.n), st.pos, st.p
+}
+
+// step does one piece of the work the fast path leaves: within a block,
+// one symbol decoded bit by bit (a long code, the end of the block, the
+// last bytes of dst or of src); between blocks, the next block's header
+// (a stored block is copied whole). false: malformed, or a stream this
+// decoder does not handle (matches).
+func (s *literalStream) step() bool {
+	r := &s.r
+	r.refill()
+	if s.inBlock {
+		sym, ok := s.lt.slowSymbol(r)
+		switch {
+		case !ok || sym > endOfBlock || r.overrun():
+			return false
+		case sym == endOfBlock:
+			s.inBlock, s.done = false, s.final
+			return true
+		case s.o >= len(s.dst):
+			return false
+		}
+		s.dst[s.o] = byte(sym)
+		s.o++
+		return true
+	}
+	s.final = r.take(1) == 1
+	switch r.take(2) {
+	case 0:
+		if !r.stored(s.dst, &s.o) {
+			return false
+		}
+		s.done = s.final
+	case 1:
+		if !s.useTable(fixedLengths()) {
+			return false
+		}
+		s.inBlock = true
+	case 2:
+		lens, ok := r.dynamicLengths(&s.lens)
+		if !ok || !s.useTable(lens) {
+			return false
+		}
+		s.inBlock = true
+	default:
+		return false
+	}
+	return !r.overrun()
 }
 
 const (
-	litTableBits = 12
+	litTableBits = 11
 	litMaxBits   = 15
 	endOfBlock   = 256
 )
@@ -60,12 +122,18 @@ const (
 // holds the literals the next litTableBits bits of the stream code, as
 // many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
 // (0: a longer code, the end of the block or a length: the slow path),
-// 16-27 where they end (bit i: a literal ends after i+1 bits), 32-63
+// 16-26 where they end (bit i: a literal ends after i+1 bits), 32-63
 // the literals, first in the low byte.
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
-	lens [288 + 32]uint8
+	lens  [288]uint8 // the code's lengths
+	nlens int
+}
+
+// built reports whether the tables are those of the code with these lengths.
+func (lt *literalTables) built(lens []uint8) bool {
+	return lt.nlens == len(lens) && string(lt.lens[:lt.nlens]) == string(lens)
 }
 
 // canonicalCode is a Huffman code for the bit-by-bit slow path.
@@ -94,9 +162,11 @@ func fixedLengths() []uint8 { return fixed[:] }
 // build makes the tables of the literal/length code with these lengths;
 // false for an over-subscribed code.
 func (lt *literalTables) build(lens []uint8) bool {
+	lt.nlens = 0
 	if !lt.canonical(lens) {
 		return false
 	}
+	lt.nlens = copy(lt.lens[:], lens)
 	var next [litMaxBits + 1]uint16
 	code := uint16(0)
 	for l := 1; l <= litMaxBits; l++ {
@@ -150,7 +220,7 @@ func (lt *literalTables) build(lens []uint8) bool {
 }
 
 var (
-	lowBits  = [litTableBits + 1]uint64{0, 1, 3, 7, 0xF, 0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF, 0xFFF}
+	lowBits  = [litTableBits + 1]uint64{0, 1, 3, 7, 0xF, 0x1F, 0x3F, 0x7F, 0xFF, 0x1FF, 0x3FF, 0x7FF}
 	litsMask = [4]uint64{0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF} // by literals less one
 )
 
@@ -165,30 +235,28 @@ func repeated(f uint16, l uint64) uint64 {
 	return e | n*l | n<<8
 }
 
-// decode decodes literals up to the end of the block into dst[*o:].
-func (lt *literalTables) decode(r *bitReader, dst []byte, o *int) bool {
-	p := *o
-	src := r.src
-	for {
-		st := literalState{bits: r.bits, n: uint64(r.n), pos: r.pos, p: p}
-		literalsFast(&lt.multi, dst, src, &st)
-		r.bits, r.n, r.pos, p = st.bits, uint(st.n), st.pos, st.p
-		// slow path: one symbol (a long code, the end of the block, the
-		// last bytes of dst or of src)
-		r.refill()
-		s, ok := lt.slowSymbol(r)
-		switch {
-		case !ok || s > endOfBlock || r.overrun():
-			return false
-		case s == endOfBlock:
-			*o = p
-			return true
-		case p >= len(dst):
-			return false
-		}
-		dst[p] = byte(s)
-		p++
+// useTable points the stream at tables for the code with these lengths:
+// the peer's when they are its code (the writer codes the two halves of
+// a chunk alike, and one table stays in the L1 cache where two would
+// not), else its own, rebuilt (or the other slot, where the two share
+// it: a stream never rebuilds the tables its peer decodes with).
+func (s *literalStream) useTable(lens []uint8) bool {
+	if s.lt.built(lens) { // the last block's code, or the last chunk's
+		return true
 	}
+	if s.peer != nil {
+		if o := s.peer.lt; o.built(lens) {
+			s.lt = o
+			return true
+		}
+		if s.lt == s.peer.lt {
+			s.lt = &s.slots[0]
+			if s.peer.lt == s.lt {
+				s.lt = &s.slots[1]
+			}
+		}
+	}
+	return s.lt.build(lens)
 }
 
 // literalState is the bit reader and output position the fast path
@@ -202,7 +270,7 @@ type literalState struct {
 
 // literalsGo decodes literals while each of four lookups finds some and
 // dst has room for 16 more and src a whole word: the bit buffer in
-// registers, four lookups per refill (each consumes at most 12 of the 56
+// registers, four lookups per refill (each consumes at most 11 of the 56
 // bits a refill guarantees). The bits an entry uses are its low byte, so
 // the shift feeding the next lookup is one instruction.
 func literalsGo(multi *[1 << litTableBits]uint64, dst, src []byte, st *literalState) {
@@ -314,7 +382,7 @@ var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 1
 
 // dynamicLengths reads a dynamic block's code lengths and returns those
 // of the literal/length code.
-func (r *bitReader) dynamicLengths(lt *literalTables) ([]uint8, bool) {
+func (r *bitReader) dynamicLengths(scratch *[288 + 32]uint8) ([]uint8, bool) {
 	r.refill()
 	nlit := int(r.take(5)) + 257
 	ndist := int(r.take(5)) + 1
@@ -334,7 +402,7 @@ func (r *bitReader) dynamicLengths(lt *literalTables) ([]uint8, bool) {
 	if !clt.canonical(cl[:]) {
 		return nil, false
 	}
-	lens := lt.lens[:nlit+ndist]
+	lens := scratch[:nlit+ndist]
 	for i := 0; i < len(lens); {
 		r.refill()
 		s, ok := clt.slowSymbol(r)
@@ -393,4 +461,98 @@ func (lt *canonicalCode) canonical(lens []uint8) bool {
 		}
 	}
 	return true
+}
+
+// inflateLiterals2 decodes two streams in one loop: a Huffman decode is a
+// chain of dependent lookups (each waits on the bits the last consumed),
+// and two independent chains keep the core busy where one leaves it idle.
+// The streams share the buffers their readers and dst slices start in
+// (a.dst and b.dst, a.r.src and b.r.src begin at the same addresses), as
+// the fast path takes one base for each, and the tables of the slots
+// a.slots and b.slots point to, a.lt and b.lt being the two to start
+// with. When one ends, the other runs alone.
+func inflateLiterals2(a, b *literalStream) bool {
+	a.peer, b.peer = b, a
+	for !a.done && !b.done {
+		s := a
+		switch {
+		case a.inBlock && b.inBlock:
+			st := literalState2{a: a.fastState(), b: b.fastState(),
+				aDst: len(a.dst) - 16, aSrc: len(a.r.src) - 8, bDst: len(b.dst) - 16, bSrc: len(b.r.src) - 8}
+			literalsFast2(&a.lt.multi, &b.lt.multi, b.dst, b.r.src, &st)
+			a.setFastState(st.a)
+			b.setFastState(st.b)
+			if st.stop == stopB {
+				s = b
+			}
+		case a.inBlock:
+			s = b
+		}
+		if !s.step() {
+			return false
+		}
+	}
+	a.peer, b.peer = nil, nil // alone, each keeps to the tables it has
+	return a.run() && b.run()
+}
+
+// literalState2 is the state of two streams' fast path: each one's bit
+// reader and output position, and the last positions each may start a
+// round of four lookups at (dst: 16 bytes of room; src: a whole word).
+type literalState2 struct {
+	a, b       literalState
+	aDst, aSrc int
+	bDst, bSrc int
+	stop       int // which stream left the fast path: stopA or stopB
+}
+
+const (
+	stopA = 1
+	stopB = 2
+)
+
+// literalsGo2 is literalsGo on two streams, a lookup of each in turn;
+// it stops, before consuming, where either would have stopped alone, and
+// says which one did. dst and src are the longer of the two streams'
+// slices (the other ends within it).
+func literalsGo2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
+	const mask = 1<<litTableBits - 1
+	a, b := st.a, st.b
+	defer func() { st.a, st.b = a, b }()
+	for {
+		if a.p > st.aDst || a.pos > st.aSrc {
+			st.stop = stopA
+			return
+		}
+		if b.p > st.bDst || b.pos > st.bSrc {
+			st.stop = stopB
+			return
+		}
+		a.bits |= binary.LittleEndian.Uint64(src[a.pos:]) << (a.n & 63)
+		a.pos += int((63 - a.n) >> 3)
+		a.n |= 56
+		b.bits |= binary.LittleEndian.Uint64(src[b.pos:]) << (b.n & 63)
+		b.pos += int((63 - b.n) >> 3)
+		b.n |= 56
+		for range 4 {
+			e := ma[a.bits&mask]
+			if e&0xFF00 == 0 {
+				st.stop = stopA
+				return
+			}
+			binary.LittleEndian.PutUint32(dst[a.p:], uint32(e>>32))
+			a.p += int(e >> 8 & 7)
+			a.bits >>= e & 63
+			a.n -= e & 0xFF
+			e = mb[b.bits&mask]
+			if e&0xFF00 == 0 {
+				st.stop = stopB
+				return
+			}
+			binary.LittleEndian.PutUint32(dst[b.p:], uint32(e>>32))
+			b.p += int(e >> 8 & 7)
+			b.bits >>= e & 63
+			b.n -= e & 0xFF
+		}
+	}
 }

@@ -30,3 +30,16 @@ func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
 	}
 	packGo(codes, p, buf, st)
 }
+
+// literalsBMI2x2 is literalsGo2 in assembly.
+//
+//go:noescape
+func literalsBMI2x2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2)
+
+func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
+	if haveBMI2 {
+		literalsBMI2x2(ma, mb, dst, src, st)
+		return
+	}
+	literalsGo2(ma, mb, dst, src, st)
+}

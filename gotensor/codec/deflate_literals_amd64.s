@@ -1,12 +1,12 @@
 #include "textflag.h"
 
-// One lookup of literalsBMI2: the entry for the next 12 bits; count 0
+// One lookup of literalsBMI2: the entry for the next 11 bits (litTableBits); count 0
 // leaves for the slow path; else store its literals, consume its bits
 // (the shift count is the entry's low byte: SHRX uses its low 6 bits)
 // and advance by its count.
 #define LOOKUP \
 	MOVQ AX, R11; \
-	ANDQ $0xfff, R11; \
+	ANDQ $0x7ff, R11; \
 	MOVQ (R8)(R11*8), R11; \
 	TESTQ $0xff00, R11; \
 	JZ done; \
@@ -134,4 +134,93 @@ packed:
 	MOVQ BX, 8(R15)
 	MOVQ CX, 16(R15)
 	MOVQ DX, 24(R15)
+	RET
+
+// One lookup of literalsBMI2x2 in the table TAB for the stream whose bit
+// buffer, bit count and output position are BITS, N and P; leaves for
+// STOP when the entry sends the stream to the slow path.
+#define LOOKUP2(TAB, BITS, N, P, STOP) \
+	MOVL    BITS, R11; \
+	ANDL    $0x7ff, R11; \
+	MOVQ    (TAB)(R11*8), R11; \
+	TESTQ   $0xff00, R11; \
+	JZ      STOP; \
+	RORXQ   $32, R11, R12; \
+	MOVL    R12, (DI)(P*1); \
+	SHRXQ   R11, BITS, BITS; \
+	MOVBQZX R11, R12; \
+	SUBQ    R12, N; \
+	SHRL    $8, R11; \
+	ANDL    $7, R11; \
+	ADDQ    R11, P
+
+// REFILL2 tops up a stream's bit buffer to 56-63 bits from SI[POS].
+#define REFILL2(BITS, N, POS) \
+	MOVQ  (SI)(POS*1), R11; \
+	SHLXQ N, R11, R11; \
+	ORQ   R11, BITS; \
+	MOVQ  $63, R12; \
+	SUBQ  N, R12; \
+	SHRQ  $3, R12; \
+	ADDQ  R12, POS; \
+	ORQ   $56, N
+
+// func literalsBMI2x2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2)
+// Stream a in AX (bits), BX (n), CX (pos), DX (p); stream b in R10, R13,
+// R14, R15; the tables in R8, R9; dst and src bases in DI, SI.
+TEXT ·literalsBMI2x2(SB), NOSPLIT, $0-72
+	MOVQ ma+0(FP), R8
+	MOVQ mb+8(FP), R9
+	MOVQ dst_base+16(FP), DI
+	MOVQ src_base+40(FP), SI
+	MOVQ st+64(FP), R11
+	MOVQ 0(R11), AX
+	MOVQ 8(R11), BX
+	MOVQ 16(R11), CX
+	MOVQ 24(R11), DX
+	MOVQ 32(R11), R10
+	MOVQ 40(R11), R13
+	MOVQ 48(R11), R14
+	MOVQ 56(R11), R15
+
+loop2:
+	MOVQ st+64(FP), R11
+	CMPQ DX, 64(R11) // aDst
+	JGT  stopa
+	CMPQ CX, 72(R11) // aSrc
+	JGT  stopa
+	CMPQ R15, 80(R11) // bDst
+	JGT  stopb
+	CMPQ R14, 88(R11) // bSrc
+	JGT  stopb
+	REFILL2(AX, BX, CX)
+	REFILL2(R10, R13, R14)
+	LOOKUP2(R8, AX, BX, DX, stopa)
+	LOOKUP2(R9, R10, R13, R15, stopb)
+	LOOKUP2(R8, AX, BX, DX, stopa)
+	LOOKUP2(R9, R10, R13, R15, stopb)
+	LOOKUP2(R8, AX, BX, DX, stopa)
+	LOOKUP2(R9, R10, R13, R15, stopb)
+	LOOKUP2(R8, AX, BX, DX, stopa)
+	LOOKUP2(R9, R10, R13, R15, stopb)
+	JMP loop2
+
+stopa:
+	MOVQ $1, R12
+	JMP  save2
+
+stopb:
+	MOVQ $2, R12
+
+save2:
+	MOVQ st+64(FP), R11
+	MOVQ AX, 0(R11)
+	MOVQ BX, 8(R11)
+	MOVQ CX, 16(R11)
+	MOVQ DX, 24(R11)
+	MOVQ R10, 32(R11)
+	MOVQ R13, 40(R11)
+	MOVQ R14, 48(R11)
+	MOVQ R15, 56(R11)
+	MOVQ R12, 96(R11)
 	RET

@@ -67,3 +67,68 @@ func TestLiteralsFastPathTwins(t *testing.T) {
 		}
 	}
 }
+
+// The two-stream fast path in assembly and its Go twin stop alike, at the
+// same place, having written the same bytes.
+func TestLiteralsFastPath2Twins(t *testing.T) {
+	if !haveBMI2 {
+		t.Skip("no BMI2: the Go twin is the only path")
+	}
+	r := rand.New(rand.NewPCG(69, 70))
+	var ta, tb literalTables
+	for it := 0; it < 300; it++ {
+		for _, lt := range []*literalTables{&ta, &tb} {
+			for i := range lt.multi {
+				lt.multi[i] = r.Uint64()&^0xFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
+				if r.IntN(400) == 0 {
+					lt.multi[i] &^= 0xFF00 // the slow path
+				}
+			}
+		}
+		src := make([]byte, r.IntN(600))
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		dst := make([]byte, r.IntN(900))
+		srcA, dstA := r.IntN(len(src)+1), r.IntN(len(dst)+1)
+		st := literalState2{
+			a:    literalState{bits: r.Uint64() & (1<<20 - 1), n: 20, pos: r.IntN(srcA + 1), p: r.IntN(dstA + 1)},
+			b:    literalState{bits: r.Uint64() & (1<<9 - 1), n: 9, pos: srcA + r.IntN(len(src)-srcA+1), p: dstA + r.IntN(len(dst)-dstA+1)},
+			aDst: dstA - 16, aSrc: srcA - 8, bDst: len(dst) - 16, bSrc: len(src) - 8,
+		}
+		a, g := st, st
+		da, dg := bytes.Clone(dst), bytes.Clone(dst)
+		literalsBMI2x2(&ta.multi, &tb.multi, da, src, &a)
+		literalsGo2(&ta.multi, &tb.multi, dg, src, &g)
+		if a != g || !bytes.Equal(da, dg) {
+			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
+		}
+	}
+}
+
+// The AVX2 Adler-32 kernel and its Go twin fill the same lanes.
+func TestAdlerBlocksTwins(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2: the Go twin is the only path")
+	}
+	r := rand.New(rand.NewPCG(55, 56))
+	for it := 0; it < 100; it++ {
+		p := make([]byte, 32*(1+r.IntN(1024)))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+			if it%3 == 0 {
+				p[i] = 0xFF
+			}
+		}
+		var va, vg [24]uint32
+		for i := range va {
+			va[i] = uint32(r.IntN(1000))
+		}
+		vg = va
+		adlerBlocksAVX2(p, &va)
+		adlerBlocksGo(p, &vg)
+		if va != vg {
+			t.Fatalf("it %d: AVX2 %v, Go %v", it, va, vg)
+		}
+	}
+}

@@ -11,3 +11,7 @@ func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literal
 func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
 	packGo(codes, p, buf, st)
 }
+
+func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
+	literalsGo2(ma, mb, dst, src, st)
+}

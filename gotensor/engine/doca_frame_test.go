@@ -44,7 +44,9 @@ func TestDOCAFramesInHardware(t *testing.T) {
 	}
 	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{int64(len(raw) / 4)}}
 	chunks := int64(len(raw) / maxBuf)
-	for _, spec := range []string{"deflate", "shuffle-deflate", "lz4"} {
+	// a shuffle-deflate chunk is two DEFLATE streams (one in frames of streams=1), a task each
+	for _, spec := range []string{"deflate", "shuffle-deflate", "shuffle-deflate:streams=1", "lz4"} {
+		streams := streamsPerChunk(spec)
 		before := d.Stats()
 		f, err := frame.Encode(meta, raw, spec, frame.Options{ChunkSize: engine.MaxChunk()})
 		if err != nil {
@@ -56,7 +58,7 @@ func TestDOCAFramesInHardware(t *testing.T) {
 		}
 		after := d.Stats()
 		// lz4 may store an incompressible chunk raw, which never reaches the engine
-		if got := after.Tasks - before.Tasks; got != chunks && spec != "lz4" || got == 0 || after.Fallbacks != before.Fallbacks {
+		if got := after.Tasks - before.Tasks; got != streams*chunks && spec != "lz4" || got == 0 || after.Fallbacks != before.Fallbacks {
 			t.Fatalf("%s: %d of %d chunks on the device, stats %+v", spec, got, chunks, after)
 		}
 	}
@@ -89,14 +91,14 @@ func TestDOCACompressesDeflateFrames(t *testing.T) {
 	}
 	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{int64(len(raw) / 4)}}
 	chunks := int64(len(raw) / (maxBuf / 2))
-	for _, spec := range []string{"deflate", "shuffle-deflate"} {
+	for _, spec := range []string{"deflate", "shuffle-deflate", "shuffle-deflate:streams=1"} {
 		engine.Use(d)
 		before := d.Stats()
 		f, err := frame.Encode(meta, raw, spec, frame.Options{ChunkSize: maxBuf / 2})
 		if err != nil {
 			t.Fatal(spec, err)
 		}
-		if got := d.Stats().Tasks - before.Tasks; got != chunks {
+		if got := d.Stats().Tasks - before.Tasks; got != streamsPerChunk(spec)*chunks {
 			t.Fatalf("%s: %d of %d chunks compressed on the device", spec, got, chunks)
 		}
 		engine.Use(engine.Software{}) // the device's streams are plain raw DEFLATE
@@ -105,4 +107,13 @@ func TestDOCACompressesDeflateFrames(t *testing.T) {
 			t.Fatalf("%s: software decode of the device's frame: %v", spec, err)
 		}
 	}
+}
+
+// streamsPerChunk is how many DEFLATE streams, device tasks, a chunk of
+// the codec spec holds.
+func streamsPerChunk(spec string) int64 {
+	if spec == "shuffle-deflate" {
+		return 2
+	}
+	return 1
 }

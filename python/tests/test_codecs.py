@@ -1,6 +1,7 @@
 """Codecs through the Python API: every codec on every dtype it takes, DEFLATE
 streams that zlib reads and writes, and q4 byte-identical to FlexGen."""
 
+import struct
 import zlib
 
 import numpy as np
@@ -131,11 +132,26 @@ def test_zlib_decodes_what_gotensor_writes(tmp_path, weights, codec, dtype):
         if c.stored_raw:
             out += c.enc
             continue
-        inflated = zlib.decompressobj(wbits=-15).decompress(c.enc)
-        assert zlib.adler32(inflated) == c.aux  # the checksum DOCA reports
-        out += unshuffle(inflated, k) if codec == "shuffle-deflate" else inflated
+        if codec == "shuffle-deflate":
+            assert f.param == 2  # two streams: the chunk's first and second half of elements
+            (la,) = struct.unpack_from("<I", c.enc)
+            halves = [inflate_whole(c.enc[4:4 + la]), inflate_whole(c.enc[4 + la:])]
+            assert zlib.adler32(b"".join(halves)) == c.aux  # DOCA's checksums of the two, joined
+            out += b"".join(unshuffle(h, k) for h in halves)
+        else:
+            inflated = inflate_whole(c.enc)
+            assert zlib.adler32(inflated) == c.aux  # the checksum DOCA reports
+            out += inflated
         coded += 1
     assert coded > 0 and out == raw
+
+
+def inflate_whole(stream: bytes) -> bytes:
+    """Inflates one raw DEFLATE stream that must end where the bytes end."""
+    d = zlib.decompressobj(wbits=-15)
+    out = d.decompress(stream)
+    assert d.eof and not d.unused_data
+    return out
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
@@ -148,20 +164,32 @@ def test_deflate_compresses_weights_like_zlib_level_1(store, weights, dtype):
     assert raw_bytes(store.read_tensor("t")) == raw
 
 
-@pytest.mark.parametrize("codec", ["deflate", "shuffle-deflate"])
-def test_gotensor_decodes_what_zlib_writes(tmp_path, weights, codec):
+def zlib_raw(b: bytes) -> bytes:
+    z = zlib.compressobj(level=6, wbits=-15)
+    return z.compress(b) + z.flush()
+
+
+# shuffle-deflate's layouts (the frame parameter): 0, one stream, as frames
+# written before the parameter; 2, two streams of the halves of the elements
+@pytest.mark.parametrize("codec,param", [("deflate", 0), ("shuffle-deflate", 0), ("shuffle-deflate", 2)])
+def test_gotensor_decodes_what_zlib_writes(tmp_path, weights, codec, param):
     t = weights[:100000].to(torch.bfloat16).reshape(400, 250)
     raw = raw_bytes(t)
     chunk = 64 << 10
     chunks = []
     for off in range(0, len(raw), chunk):
         piece = raw[off:off + chunk]
+        if param == 2:
+            h = len(piece) // 4 * 2
+            a, b = shuffle(piece[:h], 2), shuffle(piece[h:], 2)
+            sa = zlib_raw(a)
+            chunks.append((struct.pack("<I", len(sa)) + sa + zlib_raw(b), zlib.adler32(a + b)))
+            continue
         if codec == "shuffle-deflate":
             piece = shuffle(piece, 2)
-        z = zlib.compressobj(level=6, wbits=-15)
-        chunks.append((z.compress(piece) + z.flush(), zlib.adler32(piece)))
+        chunks.append((zlib_raw(piece), zlib.adler32(piece)))
     (tmp_path / "s").mkdir()
-    (tmp_path / "s" / "z.gtf").write_bytes(_frames.build(codec, "bfloat16", (400, 250), chunk, chunks, len(raw)))
+    (tmp_path / "s" / "z.gtf").write_bytes(_frames.build(codec, "bfloat16", (400, 250), chunk, chunks, len(raw), param))
     with gotensor.open(f"file://{tmp_path}/s") as s:
         assert s.keys() == ["z"]
         r = s.read_tensor("z")
@@ -169,7 +197,7 @@ def test_gotensor_decodes_what_zlib_writes(tmp_path, weights, codec):
         assert s.stat("z")["codec"] == codec
     # a wrong Adler-32 is caught
     bad = [(enc, aux ^ 1) for enc, aux in chunks]
-    (tmp_path / "s" / "z.gtf").write_bytes(_frames.build(codec, "bfloat16", (400, 250), chunk, bad, len(raw)))
+    (tmp_path / "s" / "z.gtf").write_bytes(_frames.build(codec, "bfloat16", (400, 250), chunk, bad, len(raw), param))
     with gotensor.open(f"file://{tmp_path}/s") as s:
         with pytest.raises(gotensor.CorruptData, match="Adler"):
             s.read_tensor("z")

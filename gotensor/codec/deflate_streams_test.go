@@ -1,0 +1,271 @@
+package codec
+
+import (
+	"bytes"
+	stdflate "compress/flate"
+	"encoding/binary"
+	"hash/adler32"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// weightsOf is n elements of dtype d, normal with the given spread.
+func weightsOf(r *rand.Rand, d tensor.DType, n int, spread float64) []byte {
+	src := make([]byte, n*d.Size())
+	for i := 0; i < n; i++ {
+		storer(d)(src, i, float32(r.NormFloat64()*spread))
+	}
+	return src
+}
+
+// shuffledHalves is what a two-stream chunk of src inflates to: the
+// planes of its first half of elements, then those of the second half.
+func shuffledHalves(src []byte, d tensor.DType) []byte {
+	k, rot := layout(d)
+	h := halfChunk(len(src), k)
+	out := make([]byte, len(src))
+	var pl [8][]byte
+	splitPlanes(planesOf(out[:h], k, &pl), src[:h], k, rot)
+	splitPlanes(planesOf(out[h:], k, &pl), src[h:], k, rot)
+	return out
+}
+
+// The default layout is two whole raw DEFLATE streams that compress/flate
+// (zlib's wbits=-15 format) inflates one by one to the shuffled halves, the
+// aux their Adler-32 together; the chunk decodes byte for byte.
+func TestShuffleDeflateTwoStreams(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(61, 62))
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32, tensor.Float64} {
+		for _, n := range []int{1, 2, 3, 97, 4099, 150000} {
+			src := weightsOf(r, d, n, 0.02)
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+			enc, aux, err := shuffleDeflate{}.Encode(nil, src, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			la := int(binary.LittleEndian.Uint32(enc))
+			h := halfChunk(len(src), d.Size())
+			a, errA := stdInflate(enc[4:4+la], h)
+			b, errB := stdInflate(enc[4+la:], len(src)-h)
+			want := shuffledHalves(src, d)
+			if errA != nil || errB != nil || !bytes.Equal(append(a, b...), want) {
+				t.Fatalf("%v n %d: the streams do not inflate to the shuffled halves (%v, %v)", d, n, errA, errB)
+			}
+			if aux != adler32.Checksum(want) {
+				t.Fatalf("%v n %d: aux %08x, Adler-32 of the inflated bytes %08x", d, n, aux, adler32.Checksum(want))
+			}
+			got := make([]byte, len(src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%v n %d: round trip: %v", d, n, err)
+			}
+		}
+	}
+}
+
+// Two streams from another encoder (compress/flate with matches, which the
+// literal decoder leaves to the general inflater) decode as well; the
+// Adler-32s of the two are joined.
+func TestShuffleDeflateTwoForeignStreams(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(63, 64))
+	d := tensor.BFloat16
+	src := weightsOf(r, d, 30000, 1)
+	for i := 0; i < len(src)/2; i++ {
+		src[i] = src[i%512] // repeats: the encoder finds matches
+	}
+	want := shuffledHalves(src, d)
+	h := halfChunk(len(src), d.Size())
+	for _, level := range []int{stdflate.BestSpeed, stdflate.HuffmanOnly} {
+		a, b := stdDeflate(t, want[:h], level), stdDeflate(t, want[h:], level)
+		enc := binary.LittleEndian.AppendUint32(nil, uint32(len(a)))
+		enc = append(append(enc, a...), b...)
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / 2)}}, Param: twoStreams}
+		got := make([]byte, len(src))
+		if err := (shuffleDeflate{}).Decode(got, enc, in, adler32.Checksum(want)); err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		if err := (shuffleDeflate{}).Decode(got, enc, in, adler32.Checksum(want)^1); !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("level %d: a wrong Adler-32 gave %v", level, err)
+		}
+	}
+}
+
+// Chunks of frames written before the layout parameter (0: one stream)
+// still decode; a bad first length, a truncated or flipped chunk is
+// CorruptData; a layout this build does not know is Unsupported.
+func TestShuffleDeflateLayouts(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(65, 66))
+	d := tensor.Float16
+	src := weightsOf(r, d, 20000, 0.05)
+	one := Info{Meta: tensor.Meta{DType: d, Shape: []int64{20000}}, Param: oneStream}
+	two := Info{Meta: one.Meta, Param: twoStreams}
+	enc1, aux1, _ := shuffleDeflate{}.Encode(nil, src, one)
+	if _, err := stdInflate(enc1, len(src)); err != nil {
+		t.Fatalf("one-stream chunk: %v", err)
+	}
+	got := make([]byte, len(src))
+	if err := (shuffleDeflate{}).Decode(got, enc1, one, aux1); err != nil || !bytes.Equal(got, src) {
+		t.Fatalf("one-stream chunk: %v", err)
+	}
+	if err := (shuffleDeflate{}).Decode(got, enc1, two, aux1); !errs.Is(err, errs.CorruptData) {
+		t.Fatalf("a one-stream chunk read as two: %v", err)
+	}
+	enc2, aux2, _ := shuffleDeflate{}.Encode(nil, src, two)
+	bad := func(name string, enc []byte) {
+		t.Helper()
+		if err := (shuffleDeflate{}).Decode(got, enc, two, aux2); !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	bad("empty", nil)
+	bad("3 bytes", enc2[:3])
+	bad("truncated", enc2[:len(enc2)-1])
+	long := bytes.Clone(enc2)
+	binary.LittleEndian.PutUint32(long, uint32(len(enc2)-3))
+	bad("first length past the end", long)
+	huge := bytes.Clone(enc2)
+	binary.LittleEndian.PutUint32(huge, 0xFFFFFFFF)
+	bad("first length 2^32-1", huge)
+	for i := 0; i < 50; i++ {
+		flip := bytes.Clone(enc2)
+		flip[4+r.IntN(len(flip)-4)] ^= byte(1 + r.IntN(255))
+		if err := (shuffleDeflate{}).Decode(got, flip, two, aux2); err != nil && !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("flipped byte: error of kind %v", errs.KindOf(err))
+		}
+	}
+	for _, p := range []uint32{1, 3} {
+		in := Info{Meta: one.Meta, Param: p}
+		if err := (shuffleDeflate{}).Decode(got, enc2, in, aux2); !errs.Is(err, errs.Unsupported) {
+			t.Fatalf("layout %d: %v", p, err)
+		}
+		if _, _, err := (shuffleDeflate{}).Encode(nil, src, in); !errs.Is(err, errs.Unsupported) {
+			t.Fatalf("encode layout %d: %v", p, err)
+		}
+	}
+}
+
+// The spec names the layout: two streams by default, streams=1 as main
+// wrote before the parameter.
+func TestShuffleDeflateParam(t *testing.T) {
+	for spec, want := range map[string]uint32{"shuffle-deflate": twoStreams, "shuffle-deflate:streams=2": twoStreams, "shuffle-deflate:streams=1": oneStream} {
+		if _, p, err := Parse(spec); err != nil || p != want {
+			t.Fatalf("%s: param %d, %v", spec, p, err)
+		}
+	}
+	for _, spec := range []string{"shuffle-deflate:streams=3", "shuffle-deflate:x"} {
+		if _, _, err := Parse(spec); !errs.Is(err, errs.InvalidArgument) {
+			t.Fatalf("%s: %v", spec, err)
+		}
+	}
+}
+
+func TestAdler32Combine(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 68))
+	for it := 0; it < 300; it++ {
+		b := make([]byte, r.IntN(200000))
+		for i := range b {
+			b[i] = byte(r.Uint32() | 0xF0) // large bytes: the sums wrap often
+		}
+		cut := r.IntN(len(b) + 1)
+		got := adler32Combine(adler32.Checksum(b[:cut]), adler32.Checksum(b[cut:]), len(b)-cut)
+		if want := adler32.Checksum(b); got != want {
+			t.Fatalf("len %d cut %d: %08x, want %08x", len(b), cut, got, want)
+		}
+	}
+}
+
+// Both paths of the two-stream decoder decode what the writer writes.
+func TestInflateLiterals2GoAndAsm(t *testing.T) {
+	softwareEngine(t)
+	have := haveBMI2
+	defer func() { haveBMI2 = have }()
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		src := weightsOf(r, d, 70000, 0.03)
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{70000}}, Param: twoStreams}
+		enc, aux, _ := shuffleDeflate{}.Encode(nil, src, in)
+		for _, asm := range []bool{false, true} {
+			haveBMI2 = asm && have
+			got := make([]byte, len(src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%v asm %v: %v", d, asm, err)
+			}
+		}
+	}
+}
+
+// The writer codes the two halves alike, block for block, so that the
+// decoder builds a table once for both streams, where one code costs
+// little; halves of different scales get a code each.
+func TestTwoStreamsCodedAlike(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
+		n := 200000
+		alike := weightsOf(r, d, n, 0.02)
+		apart := append(weightsOf(r, d, n/2, 0.0001), weightsOf(r, d, n/2, 30)...)
+		for _, c := range []struct {
+			src  []byte
+			same bool
+		}{{alike, true}, {apart, false}} {
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+			enc, aux, _ := shuffleDeflate{}.Encode(nil, c.src, in)
+			endA := 4 + int(binary.LittleEndian.Uint32(enc))
+			a, b := blockCodes(t, enc[4:endA]), blockCodes(t, enc[endA:])
+			if len(a) == 0 || len(a) != len(b) {
+				t.Fatalf("%v: %d and %d Huffman blocks", d, len(a), len(b))
+			}
+			if same := a[0] == b[0]; same != c.same {
+				t.Fatalf("%v: first blocks coded alike %v, want %v", d, same, c.same)
+			}
+			got := make([]byte, len(c.src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, c.src) {
+				t.Fatalf("%v alike %v: %v", d, c.same, err)
+			}
+		}
+	}
+}
+
+// blockCodes lists the code lengths of a stream's Huffman blocks.
+func blockCodes(t *testing.T, s []byte) (codes []string) {
+	st := literalStream{r: bitReader{src: s}, lt: new(literalTables), dst: make([]byte, 1<<20)}
+	for !st.done {
+		in := st.inBlock
+		if !st.step() {
+			t.Fatal("bad block")
+		}
+		if !in && st.inBlock {
+			codes = append(codes, string(st.lt.lens[:st.lt.nlens]))
+		}
+	}
+	return codes
+}
+
+// Chunks whose runs change scale at random, differently in each half,
+// give streams whose blocks are coded alike or not in every order: the
+// decoder's two table slots (shared, own, rebuilt) decode them all.
+func TestTwoStreamsTableSlots(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(75, 76))
+	scales := []float64{0.0001, 0.02, 30}
+	for it := 0; it < 40; it++ {
+		d := []tensor.DType{tensor.BFloat16, tensor.Float16}[it%2]
+		var src []byte
+		runs := 2 + r.IntN(12)
+		for i := 0; i < runs; i++ {
+			src = append(src, weightsOf(r, d, 1+r.IntN(40000), scales[r.IntN(len(scales))])...)
+		}
+		n := len(src) / d.Size()
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+		enc, aux, _ := shuffleDeflate{}.Encode(nil, src, in)
+		got := make([]byte, len(src))
+		if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+			t.Fatalf("it %d %v n %d: %v", it, d, n, err)
+		}
+	}
+}

@@ -48,10 +48,24 @@ func has(flags []string, f string) bool {
 	return false
 }
 
-func TestReadRowsAdvisesHugePagesOnTheDestinationsWholeHugePagesOnly(t *testing.T) {
+// ReadRows and ReadInto both advise the destination's whole huge pages.
+func TestReadsAdviseHugePagesOnTheDestinationsWholeHugePagesOnly(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || !smallPages {
 		t.Skip("no transparent huge pages here")
 	}
+	for name, read := range map[string]func(h int64, dst []byte, shape []int64) error{
+		"ReadRows": func(h int64, dst []byte, shape []int64) error {
+			return ReadRows(h, "w", 0, dst, int64(tensor.Uint8), shape, -1, 0)
+		},
+		"ReadInto": func(h int64, dst []byte, shape []int64) error {
+			return ReadInto(h, "w", dst, int64(tensor.Uint8), shape, -1, 0)
+		},
+	} {
+		t.Run(name, func(t *testing.T) { checkAdvisedRead(t, read) })
+	}
+}
+
+func checkAdvisedRead(t *testing.T, read func(h int64, dst []byte, shape []int64) error) {
 	m, err := unix.Mmap(-1, 0, 4*hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +87,7 @@ func TestReadRowsAdvisesHugePagesOnTheDestinationsWholeHugePagesOnly(t *testing.
 	if err := Write(h, "w", src, int64(tensor.Uint8), shape, "none", -1, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := ReadRows(h, "w", 0, dst, int64(tensor.Uint8), shape, -1, 0); err != nil {
+	if err := read(h, dst, shape); err != nil {
 		t.Fatal(err)
 	}
 	if string(dst) != string(src) {

@@ -121,6 +121,7 @@ func write(ctx context.Context, s *openStore, key string, raw []byte, dtype int6
 
 // ReadInto decodes the tensor under key into dst after checking that it has
 // the given dtype and shape; gpu as for Write (the tensor's destination).
+// dst's whole 2 MiB pages are advised huge first (see adviseHugePages).
 func ReadInto(h int64, key string, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
 	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
@@ -135,6 +136,7 @@ func readInto(ctx context.Context, s *openStore, key string, dst []byte, dtype i
 	if err != nil {
 		return err
 	}
+	adviseHugePages(dst)
 	return ctxError(ctx, s.ReadTensor(gpuContext(ctx, gpu), key, m, dst))
 }
 

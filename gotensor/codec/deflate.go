@@ -264,8 +264,8 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 		endA := 4 + int(binary.LittleEndian.Uint32(src))
 		td := twinPool.Get()
 		defer twinPool.Put(td)
-		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots[0], slots: &td.slots, dst: shuffled[:h]}
-		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots[1], slots: &td.slots, dst: shuffled, o: h}
+		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots.t[0], slots: &td.slots, dst: shuffled[:h]}
+		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots.t[1], slots: &td.slots, dst: shuffled, o: h}
 		if sw && inflateLiterals2(&td.a, &td.b) {
 			sum = checksum(shuffled)
 		} else {
@@ -296,7 +296,7 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 // twinDecoder is the state of a two-stream chunk's decoding: the two
 // streams and the table slots they share.
 type twinDecoder struct {
-	slots [2]literalTables
+	slots literalSlots
 	a, b  literalStream
 }
 

@@ -33,7 +33,7 @@ type literalStream struct {
 	// peer is the stream decoded alongside (nil: none); the two take
 	// their tables from slots
 	peer  *literalStream
-	slots *[2]literalTables
+	slots *literalSlots
 	lens  [288 + 32]uint8 // a dynamic header's code lengths
 }
 
@@ -127,8 +127,10 @@ const (
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
-	lens  [288]uint8 // the code's lengths
-	nlens int
+	lens   [288]uint8 // the code's lengths
+	nlens  int
+	builds int    // how often built (for tests)
+	used   uint64 // when a block last took them (literalSlots.clock)
 }
 
 // built reports whether the tables are those of the code with these lengths.
@@ -236,27 +238,71 @@ func repeated(f uint16, l uint64) uint64 {
 }
 
 // useTable points the stream at tables for the code with these lengths:
-// the peer's when they are its code (the writer codes the two halves of
-// a chunk alike, and one table stays in the L1 cache where two would
-// not), else its own, rebuilt (or the other slot, where the two share
-// it: a stream never rebuilds the tables its peer decodes with).
+// its own when they are that code (the last block's, or the last
+// chunk's); else, where it shares slots with a peer, a slot that holds
+// that code (the writer codes the two halves of a chunk alike, and one
+// table stays in the L1 cache where two would not; a chunk's later block
+// may repeat an earlier one's code, a chunk the last chunk's); else the
+// slot used least recently, rebuilt (never the one its peer decodes
+// with).
 func (s *literalStream) useTable(lens []uint8) bool {
-	if s.lt.built(lens) { // the last block's code, or the last chunk's
-		return true
-	}
-	if s.peer != nil {
-		if o := s.peer.lt; o.built(lens) {
-			s.lt = o
+	sl := s.slots
+	if sl == nil {
+		if s.lt.built(lens) {
 			return true
 		}
-		if s.lt == s.peer.lt {
-			s.lt = &s.slots[0]
-			if s.peer.lt == s.lt {
-				s.lt = &s.slots[1]
+		s.lt.builds++
+		return s.lt.build(lens)
+	}
+	if !s.lt.built(lens) {
+		var peer *literalTables
+		if s.peer != nil {
+			peer = s.peer.lt
+		}
+		if t := sl.find(lens); t != nil {
+			s.lt = t
+		} else {
+			s.lt = sl.leastRecent(peer)
+			s.lt.builds++
+			if !s.lt.build(lens) {
+				return false
 			}
 		}
 	}
-	return s.lt.build(lens)
+	sl.clock++
+	s.lt.used = sl.clock
+	return true
+}
+
+// tableSlots is how many codes' tables a two-stream chunk's decoder
+// keeps: the stories260K chunks have three distinct codes.
+const tableSlots = 4
+
+// literalSlots are the tables two streams share.
+type literalSlots struct {
+	t     [tableSlots]literalTables
+	clock uint64 // stamps each use (literalTables.used)
+}
+
+// find is the slot with the tables of this code; nil: none.
+func (sl *literalSlots) find(lens []uint8) *literalTables {
+	for i := range sl.t {
+		if sl.t[i].built(lens) {
+			return &sl.t[i]
+		}
+	}
+	return nil
+}
+
+// leastRecent is the slot used least recently other than not.
+func (sl *literalSlots) leastRecent(not *literalTables) *literalTables {
+	var best *literalTables
+	for i := range sl.t {
+		if t := &sl.t[i]; t != not && (best == nil || t.used < best.used) {
+			best = t
+		}
+	}
+	return best
 }
 
 // literalState is the bit reader and output position the fast path

@@ -35,6 +35,9 @@ type literalStream struct {
 	peer  *literalStream
 	slots *literalSlots
 	lens  [288 + 32]uint8 // a dynamic header's code lengths
+	// pieces, where set, notes the stored blocks, left in src, where
+	// dst's bytes would be their copy
+	pieces *[]storedPiece
 }
 
 // run decodes the rest of the stream.
@@ -91,9 +94,16 @@ func (s *literalStream) step() bool {
 	s.final = r.take(1) == 1
 	switch r.take(2) {
 	case 0:
-		if !r.stored(s.dst, &s.o) {
+		p, n, ok := r.storedBlock(len(s.dst) - s.o)
+		if !ok {
 			return false
 		}
+		if s.pieces == nil {
+			copy(s.dst[s.o:], r.src[p:p+n])
+		} else if n > 0 {
+			*s.pieces = append(*s.pieces, storedPiece{o: s.o, src: p, n: n})
+		}
+		s.o += n
 		s.done = s.final
 	case 1:
 		if !s.useTable(fixedLengths()) {
@@ -404,24 +414,24 @@ func (r *bitReader) overrun() bool { return int(r.n/8) < r.pad }
 // (the bits held include the zero bytes loaded past the end).
 func (r *bitReader) bytePos() int { return r.pos + r.pad - int(r.n/8) }
 
-// stored copies a stored block (after its 3 header bits) into dst[*o:].
-func (r *bitReader) stored(dst []byte, o *int) bool {
+// storedBlock reads a stored block's header (after its 3 header bits)
+// and skips its payload, src[p:p+n]; false where it is malformed or
+// longer than room.
+func (r *bitReader) storedBlock(room int) (p, n int, ok bool) {
 	r.take(r.n % 8) // to a byte boundary
 	if r.overrun() {
-		return false
+		return 0, 0, false
 	}
-	p := r.bytePos()
+	p = r.bytePos()
 	if p+4 > len(r.src) {
-		return false
+		return 0, 0, false
 	}
-	n := int(binary.LittleEndian.Uint16(r.src[p:]))
-	if uint16(n) != ^binary.LittleEndian.Uint16(r.src[p+2:]) || p+4+n > len(r.src) || *o+n > len(dst) {
-		return false
+	n = int(binary.LittleEndian.Uint16(r.src[p:]))
+	if uint16(n) != ^binary.LittleEndian.Uint16(r.src[p+2:]) || p+4+n > len(r.src) || n > room {
+		return 0, 0, false
 	}
-	copy(dst[*o:], r.src[p+4:p+4+n])
-	*o += n
 	*r = bitReader{src: r.src, pos: p + 4 + n}
-	return true
+	return p + 4, n, true
 }
 
 var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}

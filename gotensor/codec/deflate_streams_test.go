@@ -273,6 +273,7 @@ func TestTwoStreamsTableSlots(t *testing.T) {
 // A two-stream chunk decoded again with the same table slots builds no
 // tables: each block finds its code's tables in a slot (either one).
 func TestTwoStreamsReuseTables(t *testing.T) {
+	softwareEngine(t)
 	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
 		src := storedAs(realWeights(t), d)
 		src = src[:len(src)/8*8]

@@ -264,21 +264,30 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 		endA := 4 + int(binary.LittleEndian.Uint32(src))
 		td := twinPool.Get()
 		defer twinPool.Put(td)
-		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots[0], slots: &td.slots, dst: shuffled[:h]}
-		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots[1], slots: &td.slots, dst: shuffled, o: h}
+		td.pieces[0], td.pieces[1] = td.pieces[0][:0], td.pieces[1][:0]
+		td.a = literalStream{r: bitReader{src: src[:endA], pos: 4}, lt: &td.slots.t[0], slots: &td.slots, dst: shuffled[:h], pieces: &td.pieces[0]}
+		td.b = literalStream{r: bitReader{src: src, pos: endA}, lt: &td.slots.t[1], slots: &td.slots, dst: shuffled, o: h, pieces: &td.pieces[1]}
 		if sw && inflateLiterals2(&td.a, &td.b) {
-			sum = checksum(shuffled)
-		} else {
-			sumA, err := inflate(shuffled[:h], src[4:endA])
-			if err != nil {
-				return err
+			// the stored blocks' bytes are left in src (deflate_stored.go)
+			pa, pb := td.pieces[0], td.pieces[1]
+			sumA := piecesChecksum(shuffled[:h], 0, src, pa)
+			sumB := piecesChecksum(shuffled[h:], h, src, pb)
+			if adler32Combine(sumA, sumB, len(dst)-h) != aux {
+				return corrupt("shuffle-deflate: Adler-32 mismatch")
 			}
-			sumB, err := inflate(shuffled[h:], src[endA:])
-			if err != nil {
-				return err
-			}
-			sum = adler32Combine(sumA, sumB, len(dst)-h)
+			mergePieces(dst[:h], shuffled[:h], 0, src, pa, k, rot, &td.cuts)
+			mergePieces(dst[h:], shuffled[h:], h, src, pb, k, rot, &td.cuts)
+			return nil
 		}
+		sumA, err := inflate(shuffled[:h], src[4:endA])
+		if err != nil {
+			return err
+		}
+		sumB, err := inflate(shuffled[h:], src[endA:])
+		if err != nil {
+			return err
+		}
+		sum = adler32Combine(sumA, sumB, len(dst)-h)
 	default:
 		return unknownLayout(in.Param)
 	}
@@ -294,10 +303,12 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 }
 
 // twinDecoder is the state of a two-stream chunk's decoding: the two
-// streams and the table slots they share.
+// streams, the table slots they share and their stored blocks.
 type twinDecoder struct {
-	slots [2]literalTables
-	a, b  literalStream
+	slots  literalSlots
+	a, b   literalStream
+	pieces [2][]storedPiece // each stream's stored blocks
+	cuts   []int            // mergePieces' scratch
 }
 
 var twinPool = pool.New(func() *twinDecoder { return new(twinDecoder) })

@@ -46,18 +46,19 @@ func adler32Update(adler uint32, b []byte) uint32 {
 }
 
 // adler32Blocks adds whole 32-byte blocks of b to adler (as
-// adler32Update would), its 1024-block runs summed by blocks (the AVX2
-// kernel, or its Go twin adlerBlocksGo) into eight lanes each of the
+// adler32Update would), its 1024-block runs summed by adlerKernel (the
+// AVX2 kernel where asm, else its Go twin adlerBlocksGo; called directly,
+// the lanes stay on the stack) into eight lanes each of the
 // bytes (v[0:8]), of the byte sums before each block (v[8:16]) and of the
 // bytes weighted 32..1 by their place in their block (v[16:24]); it
 // returns adler and the bytes left.
-func adler32Blocks(adler uint32, b []byte, blocks func(p []byte, v *[24]uint32)) (uint32, []byte) {
+func adler32Blocks(adler uint32, b []byte, asm bool) (uint32, []byte) {
 	const mod = 65521
 	s1, s2 := uint64(adler&0xFFFF), uint64(adler>>16)
 	for len(b) >= 32 {
 		m := min(len(b)/32, 1024) * 32 // lane sums stay under 2^32
 		var v [24]uint32
-		blocks(b[:m], &v)
+		adlerKernel(b[:m], &v, asm)
 		var sum, before, weighted uint64
 		for i := 0; i < 8; i++ {
 			sum += uint64(v[i])

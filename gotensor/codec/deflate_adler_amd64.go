@@ -12,6 +12,16 @@ func adler32Go(b []byte) uint32 {
 	if !haveAVX2 || len(b) < 64 {
 		return adler32Words(b)
 	}
-	adler, rest := adler32Blocks(1, b, adlerBlocksAVX2)
+	adler, rest := adler32Blocks(1, b, true)
 	return adler32Update(adler, rest)
+}
+
+// adlerKernel sums whole blocks of p into v: adlerBlocksAVX2 where asm,
+// else adlerBlocksGo.
+func adlerKernel(p []byte, v *[24]uint32, asm bool) {
+	if asm {
+		adlerBlocksAVX2(p, v)
+	} else {
+		adlerBlocksGo(p, v)
+	}
 }

@@ -224,15 +224,15 @@ func benchTwoStreams(b *testing.B, name string, chunks, encs [][]byte, total int
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			b.SetBytes(int64(total))
-			var lt [2]literalTables
+			var lt literalSlots
 			cpu := threadCPU()
 			defer func() { reportCPU(b, cpu, total) }()
 			for b.Loop() {
 				for i, src := range chunks {
 					enc, h := encs[i], halfChunk(len(src), d.Size())
 					endA := 4 + int(binary.LittleEndian.Uint32(enc))
-					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt[0], slots: &lt, dst: dst[:h]}
-					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt[1], slots: &lt, dst: dst[:len(src)], o: h}
+					x := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &lt.t[0], slots: &lt, dst: dst[:h]}
+					y := literalStream{r: bitReader{src: enc, pos: endA}, lt: &lt.t[1], slots: &lt, dst: dst[:len(src)], o: h}
 					if !inflateLiterals2(&x, &y) {
 						b.Fatal("refused")
 					}

@@ -33,8 +33,11 @@ type literalStream struct {
 	// peer is the stream decoded alongside (nil: none); the two take
 	// their tables from slots
 	peer  *literalStream
-	slots *[2]literalTables
+	slots *literalSlots
 	lens  [288 + 32]uint8 // a dynamic header's code lengths
+	// pieces, where set, notes the stored blocks, left in src, where
+	// dst's bytes would be their copy
+	pieces *[]storedPiece
 }
 
 // run decodes the rest of the stream.
@@ -91,9 +94,16 @@ func (s *literalStream) step() bool {
 	s.final = r.take(1) == 1
 	switch r.take(2) {
 	case 0:
-		if !r.stored(s.dst, &s.o) {
+		p, n, ok := r.storedBlock(len(s.dst) - s.o)
+		if !ok {
 			return false
 		}
+		if s.pieces == nil {
+			copy(s.dst[s.o:], r.src[p:p+n])
+		} else if n > 0 {
+			*s.pieces = append(*s.pieces, storedPiece{o: s.o, src: p, n: n})
+		}
+		s.o += n
 		s.done = s.final
 	case 1:
 		if !s.useTable(fixedLengths()) {
@@ -127,8 +137,10 @@ const (
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
-	lens  [288]uint8 // the code's lengths
-	nlens int
+	lens   [288]uint8 // the code's lengths
+	nlens  int
+	builds int    // how often built (for tests)
+	used   uint64 // when a block last took them (literalSlots.clock)
 }
 
 // built reports whether the tables are those of the code with these lengths.
@@ -236,27 +248,71 @@ func repeated(f uint16, l uint64) uint64 {
 }
 
 // useTable points the stream at tables for the code with these lengths:
-// the peer's when they are its code (the writer codes the two halves of
-// a chunk alike, and one table stays in the L1 cache where two would
-// not), else its own, rebuilt (or the other slot, where the two share
-// it: a stream never rebuilds the tables its peer decodes with).
+// its own when they are that code (the last block's, or the last
+// chunk's); else, where it shares slots with a peer, a slot that holds
+// that code (the writer codes the two halves of a chunk alike, and one
+// table stays in the L1 cache where two would not; a chunk's later block
+// may repeat an earlier one's code, a chunk the last chunk's); else the
+// slot used least recently, rebuilt (never the one its peer decodes
+// with).
 func (s *literalStream) useTable(lens []uint8) bool {
-	if s.lt.built(lens) { // the last block's code, or the last chunk's
-		return true
-	}
-	if s.peer != nil {
-		if o := s.peer.lt; o.built(lens) {
-			s.lt = o
+	sl := s.slots
+	if sl == nil {
+		if s.lt.built(lens) {
 			return true
 		}
-		if s.lt == s.peer.lt {
-			s.lt = &s.slots[0]
-			if s.peer.lt == s.lt {
-				s.lt = &s.slots[1]
+		s.lt.builds++
+		return s.lt.build(lens)
+	}
+	if !s.lt.built(lens) {
+		var peer *literalTables
+		if s.peer != nil {
+			peer = s.peer.lt
+		}
+		if t := sl.find(lens); t != nil {
+			s.lt = t
+		} else {
+			s.lt = sl.leastRecent(peer)
+			s.lt.builds++
+			if !s.lt.build(lens) {
+				return false
 			}
 		}
 	}
-	return s.lt.build(lens)
+	sl.clock++
+	s.lt.used = sl.clock
+	return true
+}
+
+// tableSlots is how many codes' tables a two-stream chunk's decoder
+// keeps: the stories260K chunks have three distinct codes.
+const tableSlots = 4
+
+// literalSlots are the tables two streams share.
+type literalSlots struct {
+	t     [tableSlots]literalTables
+	clock uint64 // stamps each use (literalTables.used)
+}
+
+// find is the slot with the tables of this code; nil: none.
+func (sl *literalSlots) find(lens []uint8) *literalTables {
+	for i := range sl.t {
+		if sl.t[i].built(lens) {
+			return &sl.t[i]
+		}
+	}
+	return nil
+}
+
+// leastRecent is the slot used least recently other than not.
+func (sl *literalSlots) leastRecent(not *literalTables) *literalTables {
+	var best *literalTables
+	for i := range sl.t {
+		if t := &sl.t[i]; t != not && (best == nil || t.used < best.used) {
+			best = t
+		}
+	}
+	return best
 }
 
 // literalState is the bit reader and output position the fast path
@@ -358,24 +414,24 @@ func (r *bitReader) overrun() bool { return int(r.n/8) < r.pad }
 // (the bits held include the zero bytes loaded past the end).
 func (r *bitReader) bytePos() int { return r.pos + r.pad - int(r.n/8) }
 
-// stored copies a stored block (after its 3 header bits) into dst[*o:].
-func (r *bitReader) stored(dst []byte, o *int) bool {
+// storedBlock reads a stored block's header (after its 3 header bits)
+// and skips its payload, src[p:p+n]; false where it is malformed or
+// longer than room.
+func (r *bitReader) storedBlock(room int) (p, n int, ok bool) {
 	r.take(r.n % 8) // to a byte boundary
 	if r.overrun() {
-		return false
+		return 0, 0, false
 	}
-	p := r.bytePos()
+	p = r.bytePos()
 	if p+4 > len(r.src) {
-		return false
+		return 0, 0, false
 	}
-	n := int(binary.LittleEndian.Uint16(r.src[p:]))
-	if uint16(n) != ^binary.LittleEndian.Uint16(r.src[p+2:]) || p+4+n > len(r.src) || *o+n > len(dst) {
-		return false
+	n = int(binary.LittleEndian.Uint16(r.src[p:]))
+	if uint16(n) != ^binary.LittleEndian.Uint16(r.src[p+2:]) || p+4+n > len(r.src) || n > room {
+		return 0, 0, false
 	}
-	copy(dst[*o:], r.src[p+4:p+4+n])
-	*o += n
 	*r = bitReader{src: r.src, pos: p + 4 + n}
-	return true
+	return p + 4, n, true
 }
 
 var clOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}

@@ -269,3 +269,43 @@ func TestTwoStreamsTableSlots(t *testing.T) {
 		}
 	}
 }
+
+// A two-stream chunk decoded again with the same table slots builds no
+// tables: each block finds its code's tables in a slot (either one).
+func TestTwoStreamsReuseTables(t *testing.T) {
+	softwareEngine(t)
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
+		src := storedAs(realWeights(t), d)
+		src = src[:len(src)/8*8]
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(src) / d.Size())}}, Param: twoStreams}
+		enc, _, err := shuffleDeflate{}.Encode(nil, src, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var slots literalSlots
+		want := shuffledHalves(src, d)
+		builds := make([]int, 2)
+		for i := range builds {
+			dst := make([]byte, len(src))
+			h := halfChunk(len(src), d.Size())
+			endA := 4 + int(binary.LittleEndian.Uint32(enc))
+			a := literalStream{r: bitReader{src: enc[:endA], pos: 4}, lt: &slots.t[0], slots: &slots, dst: dst[:h]}
+			b := literalStream{r: bitReader{src: enc, pos: endA}, lt: &slots.t[1], slots: &slots, dst: dst, o: h}
+			before := slots.builds()
+			if !inflateLiterals2(&a, &b) || !bytes.Equal(dst, want) {
+				t.Fatalf("%v: decode %d differs", d, i)
+			}
+			builds[i] = slots.builds() - before
+		}
+		if builds[0] == 0 || builds[1] != 0 {
+			t.Fatalf("%v: tables built %v times (want some, then none)", d, builds)
+		}
+	}
+}
+
+func (sl *literalSlots) builds() (n int) {
+	for i := range sl.t {
+		n += sl.t[i].builds
+	}
+	return n
+}

@@ -43,3 +43,16 @@ func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *liter
 	}
 	literalsGo2(ma, mb, dst, src, st)
 }
+
+// pack2BMI2 is pack2Go in assembly.
+//
+//go:noescape
+func pack2BMI2(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState)
+
+func pack2Fast(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
+	if haveBMI2 {
+		pack2BMI2(codes, pa, pb, bufA, bufB, sa, sb)
+		return
+	}
+	pack2Go(codes, pa, pb, bufA, bufB, sa, sb)
+}

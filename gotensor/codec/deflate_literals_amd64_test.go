@@ -132,3 +132,48 @@ func TestAdlerBlocksTwins(t *testing.T) {
 		}
 	}
 }
+
+// The two-stream packing loop in assembly and its Go twin stop alike, at
+// the same place, having written the same bytes, for any codes of up to
+// litCodeLimit bits, any lengths, room and starting points.
+func TestPack2Twins(t *testing.T) {
+	if !haveBMI2 {
+		t.Skip("no BMI2: the Go twin is the only path")
+	}
+	r := rand.New(rand.NewPCG(91, 92))
+	var codes packCodes
+	moved := 0
+	for it := 0; it < 500; it++ {
+		for j := range codes {
+			for i := range codes[j] {
+				l := 1 + r.IntN(litCodeLimit)
+				codes[j][i] = uint32(r.IntN(1<<l)) | uint32(l)<<16
+			}
+		}
+		var p, buf [2][]byte
+		var st [2]packState
+		for j := range 2 {
+			p[j] = make([]byte, r.IntN(300))
+			for i := range p[j] {
+				p[j][i] = byte(r.Uint32())
+			}
+			buf[j] = make([]byte, r.IntN(400))
+			st[j] = packState{acc: uint64(r.IntN(128)), n: uint64(r.IntN(8)), pos: r.IntN(len(buf[j]) + 1), i: r.IntN(len(p[j]) + 1)}
+			st[j].acc &= 1<<st[j].n - 1
+		}
+		a, g := st, st
+		ba := [2][]byte{bytes.Clone(buf[0]), bytes.Clone(buf[1])}
+		bg := [2][]byte{bytes.Clone(buf[0]), bytes.Clone(buf[1])}
+		pack2BMI2(&codes, p[0], p[1], ba[0], ba[1], &a[0], &a[1])
+		pack2Go(&codes, p[0], p[1], bg[0], bg[1], &g[0], &g[1])
+		if a != g || !bytes.Equal(ba[0], bg[0]) || !bytes.Equal(ba[1], bg[1]) {
+			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
+		}
+		if a[0].i != st[0].i {
+			moved++
+		}
+	}
+	if moved < 100 {
+		t.Fatalf("only %d of 500 runs packed anything", moved)
+	}
+}

@@ -15,3 +15,7 @@ func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
 func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
 	literalsGo2(ma, mb, dst, src, st)
 }
+
+func pack2Fast(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
+	pack2Go(codes, pa, pb, bufA, bufB, sa, sb)
+}

@@ -147,14 +147,22 @@ func jointBlocks(wa, wb *bitWriter, a, b []byte, apart float64, hs *huffmanScrat
 		for s := range 256 {
 			hs.freq[s] = hs.freqA[s] + hs.freqB[s]
 		}
-		wa.literalBlock(a, hs)
-		wb.literalBlock(b, hs)
-		return
+		wa.blockHeader(hs)
+		wb.dynamicHeader(hs)
+		hs.pack[0], hs.pack[1] = hs.codes, hs.codes
+		literals2(wa, wb, a, b, &hs.pack, codedBits(&hs.freqA, &hs.lens), codedBits(&hs.freqB, &hs.lens))
+	} else {
+		hs.freq = hs.freqA
+		wa.blockHeader(hs)
+		hs.pack[0] = hs.codes
+		bitsA := codedBits(&hs.freq, &hs.lens)
+		hs.freq = hs.freqB
+		wb.blockHeader(hs)
+		hs.pack[1] = hs.codes
+		literals2(wa, wb, a, b, &hs.pack, bitsA, codedBits(&hs.freq, &hs.lens))
 	}
-	hs.freq = hs.freqA
-	wa.literalBlock(a, hs)
-	hs.freq = hs.freqB
-	wb.literalBlock(b, hs)
+	wa.endBlock(&hs.pack[0])
+	wb.endBlock(&hs.pack[1])
 }
 
 // entropyCost is the order-0 entropy in bits of the bytes counted in a
@@ -180,15 +188,32 @@ func entropyCost(a, b *[288]uint32, both bool) float64 {
 
 // literalBlock appends p as one block coded for the counts in hs.freq.
 func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
+	w.blockHeader(hs)
+	w.literals(p, &hs.codes, codedBits(&hs.freq, &hs.lens))
+	w.endBlock(&hs.codes)
+}
+
+// blockHeader builds the code for the counts in hs.freq (and the end of
+// block), in hs.lens and hs.codes, and appends the block's header.
+func (w *bitWriter) blockHeader(hs *huffmanScratch) {
 	hs.freq[endOfBlock] = 1
 	buildLengths(hs.freq[:endOfBlock+1], hs.lens[:endOfBlock+1], litCodeLimit, &hs.tree)
-	codes := canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
+	canonicalCodes(hs.lens[:endOfBlock+1], &hs.codes)
 	w.dynamicHeader(hs)
+}
+
+// codedBits is the length in bits of the literals counted in freq, coded
+// with the lengths lens.
+func codedBits(freq *[288]uint32, lens *[288]uint8) int {
 	bits := 0
-	for s, f := range hs.freq[:endOfBlock] {
-		bits += int(f) * int(hs.lens[s])
+	for s, f := range freq[:endOfBlock] {
+		bits += int(f) * int(lens[s])
 	}
-	w.literals(p, codes, bits)
+	return bits
+}
+
+// endBlock appends the end-of-block code.
+func (w *bitWriter) endBlock(codes *[288]uint32) {
 	eob := codes[endOfBlock]
 	w.bits(eob&0xFFFF, uint(eob>>16))
 }
@@ -196,6 +221,13 @@ func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
 // literals appends the codes of p (bits in all), four per 64-bit store
 // (4 x 11 bits and the at most 7 held fit in 64).
 func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
+	buf, st := w.packStart(bits)
+	w.packFinish(codes, p, buf, st)
+}
+
+// packStart makes room for bits more bits and hands the packing loop the
+// stream's buffer, its bit buffer emptied to under 8 bits.
+func (w *bitWriter) packStart(bits int) ([]byte, packState) {
 	w.out = slices.Grow(w.out, bits/8+16)
 	buf := w.out[:cap(w.out)]
 	pos := len(w.out)
@@ -206,10 +238,14 @@ func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
 		acc >>= 8
 		n -= 8
 	}
-	st := packState{acc: acc, n: uint64(n), pos: pos}
+	return buf, packState{acc: acc, n: uint64(n), pos: pos}
+}
+
+// packFinish packs the rest of p, from st on, and takes the stream back.
+func (w *bitWriter) packFinish(codes *[288]uint32, p, buf []byte, st packState) {
 	packFast(codes, p, buf, &st)
-	i, pos, acc, n := st.i, st.pos, st.acc, uint(st.n)
-	w.out, w.acc, w.n = buf[:pos], acc, n
+	i := st.i
+	w.out, w.acc, w.n = buf[:st.pos], st.acc, uint(st.n)
 	for ; i < len(p); i++ {
 		c := codes[p[i]]
 		w.bits(c&0xFFFF, uint(c>>16))
@@ -232,20 +268,7 @@ type packState struct {
 func packGo(codes *[288]uint32, p, buf []byte, st *packState) {
 	acc, n, pos, i := st.acc, st.n, st.pos, st.i
 	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
-		v := binary.LittleEndian.Uint32(p[i:])
-		c0, c1, c2, c3 := codes[byte(v)], codes[byte(v>>8)], codes[byte(v>>16)], codes[v>>24]
-		// join the four codes first, off the chain through n (shift
-		// counts masked: Go then shifts without a range check)
-		l0, l2 := uint64(c0>>16), uint64(c2>>16)
-		lo := uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)
-		hi := uint64(c2&0xFFFF) | uint64(c3&0xFFFF)<<(l2&63)
-		l01 := l0 + uint64(c1>>16)
-		acc |= (lo | hi<<(l01&63)) << (n & 63)
-		n += l01 + l2 + uint64(c3>>16)
-		binary.LittleEndian.PutUint64(buf[pos:], acc)
-		pos += int(n >> 3)
-		acc >>= n & 56
-		n &= 7
+		acc, n, pos = packStep(codes, binary.LittleEndian.Uint32(p[i:]), buf, acc, n, pos)
 	}
 	st.acc, st.n, st.pos, st.i = acc, n, pos, i
 }
@@ -260,6 +283,7 @@ type huffmanScratch struct {
 	other              []byte // the second stream of a two-stream chunk, while the first is written
 	lens               [288]uint8
 	codes              [288]uint32 // bit-reversed code | length<<16
+	pack               packCodes   // the two streams' codes, for literals2
 	tree               huffmanTree
 	cl                 [19]uint32 // code-length code: frequencies, then codes
 	clLen              [19]uint8

@@ -216,22 +216,38 @@ func shrinks(p []byte, hist *[256]uint32) bool { return shrinksBoth(p, nil, hist
 
 // shrinksBoth is shrinks for a plane in two parts, a and b (the two
 // halves of a chunk), sampled alike: the decision one stream would take.
+// The sample is runs of sampleRun bytes spread over a then b: whole cache
+// lines, where single bytes a stride apart would cost a line each.
 func shrinksBoth(a, b []byte, hist *[256]uint32) bool {
-	const sample = 16 << 10
+	const sample, sampleRun = 16 << 10, 1024
 	n := len(a) + len(b)
 	if n < 256 {
 		return false
 	}
 	*hist = [256]uint32{}
-	step := max(1, n/sample)
+	if n <= sample {
+		countBytes(a, hist)
+		countBytes(b, hist)
+		return entropyBits(hist, n) < 0.985*8*float64(n)
+	}
+	stride := n / (sample / sampleRun)
+	for off := 0; off+sampleRun <= n; off += stride {
+		end := off + sampleRun
+		countBytes(a[min(off, len(a)):min(end, len(a))], hist)
+		countBytes(b[max(off-len(a), 0):max(end-len(a), 0)], hist)
+	}
 	m := 0
-	for _, p := range [2][]byte{a, b} {
-		for i := 0; i < len(p); i += step {
-			hist[p[i]]++
-			m++
-		}
+	for _, c := range hist {
+		m += int(c)
 	}
 	return entropyBits(hist, m) < 0.985*8*float64(m)
+}
+
+// countBytes adds the bytes of p to hist.
+func countBytes(p []byte, hist *[256]uint32) {
+	for _, v := range p {
+		hist[v]++
+	}
 }
 
 func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {

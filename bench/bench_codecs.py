@@ -44,81 +44,102 @@ def datasets() -> dict[str, torch.Tensor]:
     return out
 
 
-# Every implementation repeats until it has run at least reps times and for
-# at least MIN_SECONDS: a 0.5 MB tensor codes in well under a millisecond,
-# and five calls are too few for a median on a shared machine.
+# Every measurement (an implementation, a direction, 1 core or all) is a
+# cell. Cells run in ROUNDS rounds, each cell a batch per round, in an order
+# rotated and reversed round by round (bench_link.round_order), so a drift of
+# the machine, or what one implementation leaves behind (garbage, a cold
+# cache), falls on all of them alike. A cell's calls add up to at least reps
+# and MIN_SECONDS over the rounds: a 0.5 MB tensor codes in well under a
+# millisecond, and five calls are too few for a median on a shared machine.
 MIN_SECONDS = 0.25
+ROUNDS = 5
 
 
-def timed(fn, reps: int) -> float:
-    fn()
-    ts = []
-    while len(ts) < reps or sum(ts) < MIN_SECONDS:
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+class Cell:
+    """One timed measurement: fn(arg), where arg (made outside the timer) is a
+    fresh copy of `fresh` when given (ZipNN 0.5.4 reorders its input buffer in
+    place), else None; setup runs before each batch (gotensor's worker count)."""
+
+    def __init__(self, fn, fresh=None, setup=None):
+        self.fn, self.fresh, self.setup, self.times = fn, fresh, setup, []
+
+    def batch(self, calls: int, seconds: float, warm: bool) -> None:
+        if self.setup is not None:
+            self.setup()
+        if warm:
+            self.fn(self._arg())
+        spent, n = 0.0, 0
+        while n < calls or spent < seconds:
+            arg = self._arg()
+            t0 = time.perf_counter()
+            self.fn(arg)
+            d = time.perf_counter() - t0
+            self.times.append(d)
+            spent, n = spent + d, n + 1
+
+    def _arg(self):
+        return None if self.fresh is None else bytearray(self.fresh)
+
+    def median(self) -> float:
+        return statistics.median(self.times)
 
 
-def timed_fresh(fn, raw: bytearray, reps: int) -> float:
-    """Like timed, but each call gets its own copy of raw, made outside the
-    timer: ZipNN 0.5.4 reorders its input buffer in place."""
-    fn(bytearray(raw))
-    ts = []
-    while len(ts) < reps or sum(ts) < MIN_SECONDS:
-        c = bytearray(raw)
-        t0 = time.perf_counter()
-        fn(c)
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+def run_cells(cells: list[Cell], reps: int) -> None:
+    from bench_link import round_order
+    idx = list(range(len(cells)))
+    for r in range(ROUNDS):
+        for i in round_order(idx, r):
+            cells[i].batch(-(-reps // ROUNDS), MIN_SECONDS / ROUNDS, warm=r == 0)
 
 
 def mbps(nbytes: int, seconds: float) -> float:
     return nbytes / seconds / 1e6
 
 
-def bench_gotensor(t: torch.Tensor, reps: int, only: set[str] | None = None) -> list[dict]:
+def bench_gotensor(s, t: torch.Tensor, cells: list, only: set[str] | None = None) -> list[tuple[dict, dict]]:
+    """gotensor's codecs into the embedded store s: each codec under a key of its own, written and read back
+    once (checked) before its cells are timed. Returns (record, {field: cell})."""
     rows = []
-    nbytes = t.numel() * t.element_size()
-    with gotensor.open("mem://") as s:
-        out = torch.empty_like(t)
-        for codec in GT_CODECS:
-            if only is not None and codec not in only:
-                continue
-            if codec in LOSSY and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
-                continue
-            rec = {"implementation": "gotensor", "codec": codec, "lossy": codec in LOSSY}
-            for label, workers in (("1core", 1), ("all", 0)):
-                gotensor.set_workers(workers)
-                c = timed(lambda: s.write_tensor("t", t, codec=codec), reps)
-                d = timed(lambda: s.read_tensor("t", out=out), reps)
-                rec[f"compress_mbps_{label}"] = mbps(nbytes, c)
-                rec[f"decompress_mbps_{label}"] = mbps(nbytes, d)
-            gotensor.set_workers(0)
-            if codec not in LOSSY:
-                assert torch.equal(out.view(torch.uint8), t.view(torch.uint8)), codec
-            rec["ratio"] = nbytes / s.stat("t")["stored_bytes"]
-            rows.append(rec)
+    for codec in GT_CODECS:
+        if only is not None and codec not in only:
+            continue
+        if codec in LOSSY and t.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+            continue
+        key, out = f"t-{codec}", torch.empty_like(t)
+        s.write_tensor(key, t, codec=codec)
+        s.read_tensor(key, out=out)
+        if codec not in LOSSY:
+            assert torch.equal(out.view(torch.uint8), t.view(torch.uint8)), codec
+        rec = {"implementation": "gotensor", "codec": codec, "lossy": codec in LOSSY,
+               "ratio": t.numel() * t.element_size() / s.stat(key)["stored_bytes"]}
+        fields = {}
+        for label, workers in (("1core", 1), ("all", 0)):
+            setup = (lambda w=workers: gotensor.set_workers(w))
+            fields[f"compress_mbps_{label}"] = Cell(lambda _, k=key, c=codec: s.write_tensor(k, t, codec=c), setup=setup)
+            fields[f"decompress_mbps_{label}"] = Cell(lambda _, k=key, o=out: s.read_tensor(k, out=o), setup=setup)
+        cells += fields.values()
+        rows.append((rec, fields))
     return rows
 
 
-def bench_bytes(name: str, codec: str, raw: bytearray, comp1, decomp1, reps: int, comp_all=None, decomp_all=None):
+def bench_bytes(cells: list, name: str, codec: str, raw: bytearray, comp1, decomp1, comp_all=None, decomp_all=None):
     c = comp1(bytearray(raw))
     back = decomp1(c)
     assert bytes(back) == bytes(raw), f"{name} does not round-trip"
     rec = {"implementation": name, "codec": codec, "lossy": False, "ratio": len(raw) / len(c),
-           "compress_mbps_1core": mbps(len(raw), timed_fresh(comp1, raw, reps)),
-           "decompress_mbps_1core": mbps(len(raw), timed(lambda: decomp1(c), reps)),
            "compress_mbps_all": None, "decompress_mbps_all": None}
+    fields = {"compress_mbps_1core": Cell(comp1, fresh=raw),
+              "decompress_mbps_1core": Cell(lambda _: decomp1(c))}
     if comp_all is not None:
         c2 = comp_all(bytearray(raw))
         assert bytes((decomp_all or decomp1)(c2)) == bytes(raw)
-        rec["compress_mbps_all"] = mbps(len(raw), timed_fresh(comp_all, raw, reps))
-        rec["decompress_mbps_all"] = mbps(len(raw), timed(lambda: (decomp_all or decomp1)(c2), reps))
-    return rec
+        fields["compress_mbps_all"] = Cell(comp_all, fresh=raw)
+        fields["decompress_mbps_all"] = Cell(lambda _: (decomp_all or decomp1)(c2))
+    cells += fields.values()
+    return rec, fields
 
 
-def bench_others(t: torch.Tensor, reps: int, only: set[str] | None = None) -> list[dict]:
+def bench_others(t: torch.Tensor, cells: list, only: set[str] | None = None) -> list[tuple[dict, dict]]:
     """The reference implementations, those named in only (all if None)."""
     def want(name):
         return only is None or name in only
@@ -131,7 +152,7 @@ def bench_others(t: torch.Tensor, reps: int, only: set[str] | None = None) -> li
         import zipnn
         z1 = zipnn.ZipNN(bytearray_dtype=dtype, threads=1)
         zn = zipnn.ZipNN(bytearray_dtype=dtype, threads=CORES)
-        rows.append(bench_bytes("zipnn", "huffman", raw, z1.compress, z1.decompress, reps, zn.compress, zn.decompress))
+        rows.append(bench_bytes(cells, "zipnn", "huffman", raw, z1.compress, z1.decompress, zn.compress, zn.decompress))
     except ImportError:
         if want("zipnn"):
             print("zipnn not installed: skipping it")
@@ -139,18 +160,20 @@ def bench_others(t: torch.Tensor, reps: int, only: set[str] | None = None) -> li
     import zstandard
     zc1, zcn, zd = zstandard.ZstdCompressor(level=3), zstandard.ZstdCompressor(level=3, threads=-1), zstandard.ZstdDecompressor()
     if want("zstandard"):
-        rows.append(bench_bytes("zstandard", "zstd-3", raw, zc1.compress, zd.decompress, reps, zcn.compress, zd.decompress))
+        rows.append(bench_bytes(cells, "zstandard", "zstd-3", raw, zc1.compress, zd.decompress, zcn.compress, zd.decompress))
     if want("lz4"):
-        rows.append(bench_bytes("lz4", "lz4-frame", raw, lz4.frame.compress, lz4.frame.decompress, reps))
+        rows.append(bench_bytes(cells, "lz4", "lz4-frame", raw, lz4.frame.compress, lz4.frame.decompress))
     if want("zlib"):
-        rows.append(bench_bytes("zlib", "zlib-1", raw, lambda b: zlib.compress(b, 1), zlib.decompress, reps))
+        rows.append(bench_bytes(cells, "zlib", "zlib-1", raw, lambda b: zlib.compress(b, 1), zlib.decompress))
     if not want("memcpy"):
         return rows
     dst = np.empty(len(raw), dtype=np.uint8)
     src = np.frombuffer(raw, dtype=np.uint8)
-    m = mbps(len(raw), timed(lambda: np.copyto(dst, src), reps))
-    rows.append({"implementation": "memcpy", "codec": "-", "lossy": False, "ratio": 1.0,
-                 "compress_mbps_1core": m, "decompress_mbps_1core": m, "compress_mbps_all": None, "decompress_mbps_all": None})
+    copy = Cell(lambda _: np.copyto(dst, src))
+    cells.append(copy)
+    rows.append(({"implementation": "memcpy", "codec": "-", "lossy": False, "ratio": 1.0,
+                  "compress_mbps_all": None, "decompress_mbps_all": None},
+                 {"compress_mbps_1core": copy, "decompress_mbps_1core": copy}))
     return rows
 
 
@@ -181,7 +204,15 @@ def main() -> None:
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
             t = w.to(dtype)
             reps = args.reps if t.numel() * t.element_size() < 20e6 else max(3, args.reps // 2)
-            rows = bench_gotensor(t, reps, only) + bench_others(t, reps, only)
+            cells: list[Cell] = []
+            with gotensor.open("mem://") as s:
+                pending = bench_gotensor(s, t, cells, only) + bench_others(t, cells, only)
+                run_cells(cells, reps)
+                gotensor.set_workers(0)
+            rows = []
+            for rec, fields in pending:
+                rec.update({f: mbps(t.numel() * t.element_size(), c.median()) for f, c in fields.items()})
+                rows.append(rec)
             for r in rows:
                 r.update(dataset=ds, dtype=str(dtype).removeprefix("torch."), raw_bytes=t.numel() * t.element_size())
                 print(f"{ds:17s} {r['dtype']:9s} {r['implementation']:9s} {r['codec']:16s} ratio {r['ratio']:6.3f} "
@@ -194,8 +225,9 @@ def main() -> None:
 
     lines = ["## Codecs on real weights",
              "",
-             f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; medians of at least {args.reps} calls and {MIN_SECONDS:g} s "
-             "per cell, every implementation alike; MB/s of raw tensor "
+             f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; every implementation and direction "
+             f"timed in {ROUNDS} interleaved rounds (order rotated and reversed each round), medians of at least "
+             f"{args.reps} calls and {MIN_SECONDS:g} s per cell; MB/s of raw tensor "
              "bytes; compress / decompress. All implementations measured in the same run. gotensor goes through the "
              "Python API into the embedded store (write_tensor, then read_tensor(out=)); the others are called on a "
              "bytearray. `-`: the implementation has no multi-threaded mode. q4 and q8 are lossy (FlexGen's 4- and 8-bit formats).",

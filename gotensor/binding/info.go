@@ -40,6 +40,7 @@ func Info() map[string]any {
 		"error_kinds": kinds,
 		"engine":      engine.Current().Name(),
 		"transports":  transports(),
+		"libraries":   codec.Libraries(),
 	}
 }
 

@@ -25,6 +25,10 @@ func deflateStreams(t *testing.T) (streams, raws [][]byte) {
 			t.Fatal(err)
 		}
 		streams, raws = append(streams, enc), append(raws, src)
+		if enc, err = deflateGo(nil, src); err != nil { // the pure-Go twin, in libdeflate builds too
+			t.Fatal(err)
+		}
+		streams, raws = append(streams, enc), append(raws, src)
 		enc, _, err = shuffleDeflate{}.Encode(nil, src, in)
 		if err != nil {
 			t.Fatal(err)
@@ -125,5 +129,65 @@ func TestLZCodecsCompressFloatWeights(t *testing.T) {
 		if ratio := float64(len(src)) / float64(len(enc)); ratio < 1.28 {
 			t.Errorf("%s: ratio %.3f on bfloat16 weights, want >= 1.28", c.Name(), ratio)
 		}
+	}
+}
+
+// With libdeflate, deflate frames of the stories260K weights are smaller
+// than zlib level 1's stream of the whole tensor (Python's
+// zlib.compress(raw, 1), zlib 1.2.13, the bench's reference), counting the
+// frame's header and chunk table, whether the tensor is one chunk or cut
+// into 64 KiB chunks (float32 on 16 workers). Go's BestSpeed, deflate's
+// coder before, is 50 bytes under zlib on float16 and the header put it
+// over.
+func TestDeflateBeatsZlibLevel1OnWeights(t *testing.T) {
+	if !libdeflate.Built {
+		t.Skip("built without libdeflate (go test -tags libdeflate): Go's BestSpeed ties zlib level 1")
+	}
+	w := realWeights(t)
+	if len(w) != 264128 {
+		t.Skip("stories260K.bin not found (GOTENSOR_TESTDATA)")
+	}
+	zlib1 := map[tensor.DType]int{tensor.BFloat16: 409112, tensor.Float16: 477899, tensor.Float32: 981714}
+	for d, ref := range zlib1 {
+		src := storedAs(w, d)
+		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}}
+		for _, cs := range []int{1 << 20, 64 << 10} {
+			const header = 32 + 8 + 4 // fixed part, one dimension, CRC; 12 bytes a chunk
+			n := header
+			for off := 0; off < len(src); off += cs {
+				enc, _, err := deflate{}.Encode(nil, src[off:min(off+cs, len(src))], in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += 12 + len(enc)
+			}
+			if n >= ref {
+				t.Errorf("%s in %d-byte chunks: %d bytes with the frame's header, zlib level 1 writes %d", d, cs, n, ref)
+			}
+		}
+	}
+}
+
+// Noise in a scratch buffer of its own size (what the frame lends) comes
+// back no smaller than it is, for the frame to store raw; with room for
+// the bound it is a stream that inflates to it.
+func TestDeflateNoiseInScratch(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	src := make([]byte, 100_000)
+	for i := range src {
+		src[i] = byte(r.Uint32())
+	}
+	in := Info{Meta: tensor.Meta{DType: tensor.Uint8, Shape: []int64{int64(len(src))}}}
+	out, _, err := deflate{}.Encode(make([]byte, len(src)), src, in)
+	if err != nil || len(out) < len(src) {
+		t.Fatalf("noise coded to %d of %d bytes (%v)", len(out), len(src), err)
+	}
+	out, sum, err := deflate{}.Encode(nil, src, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(src))
+	if err := (deflate{}).Decode(got, out, in, sum); err != nil || !bytes.Equal(got, src) {
+		t.Fatalf("noise does not round-trip: %v", err)
 	}
 }

@@ -154,13 +154,21 @@ def inflate_whole(stream: bytes) -> bytes:
     return out
 
 
+@pytest.mark.parametrize("workers", [1, 2, 16])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
-def test_deflate_compresses_weights_like_zlib_level_1(store, weights, dtype):
+def test_deflate_compresses_weights_like_zlib_level_1(store, weights, dtype, workers):
+    """With libdeflate, deflate's frame (header counted) is smaller than zlib level 1's stream, however
+    many workers cut the tensor into chunks; Go's BestSpeed (pure-Go builds) ties it."""
     t = weights.to(dtype)
-    store.write_tensor("t", t, codec="deflate")
+    gotensor.set_workers(workers)
+    try:
+        store.write_tensor("t", t, codec="deflate")
+    finally:
+        gotensor.set_workers(0)
     st = store.stat("t")
     raw = raw_bytes(t)
-    assert st["raw_bytes"] / st["stored_bytes"] >= 0.995 * len(raw) / len(zlib.compress(raw, 1))
+    slack = 1.0 if gotensor.info()["libraries"]["libdeflate"] else 0.995
+    assert st["raw_bytes"] / st["stored_bytes"] > slack * len(raw) / len(zlib.compress(raw, 1))
     assert raw_bytes(store.read_tensor("t")) == raw
 
 

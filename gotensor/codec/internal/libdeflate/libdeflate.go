@@ -1,9 +1,10 @@
 //go:build cgo && libdeflate
 
 // Package libdeflate binds the parts of libdeflate (Debian's
-// libdeflate-dev) the codecs use: raw DEFLATE decompression and Adler-32,
-// several times faster than the pure-Go code that stays their twin in
-// builds without the tag libdeflate.
+// libdeflate-dev) the codecs use: raw DEFLATE compression and
+// decompression and Adler-32, faster than the pure-Go code (Go's
+// compress/flate, the project's own) that stays their twin in builds
+// without the tag libdeflate.
 package libdeflate
 
 /*
@@ -56,6 +57,51 @@ func Inflate(dst, src []byte) error {
 		return errs.New(errs.CorruptData, "deflate: %d bytes after the end of the stream", len(src)-int(used))
 	}
 	return nil
+}
+
+// compressors are idle compressors by level (1-12), freed when a list is
+// full.
+var compressors [13]chan *C.struct_libdeflate_compressor
+
+func init() {
+	for i := range compressors {
+		compressors[i] = make(chan *C.struct_libdeflate_compressor, 2*runtime.NumCPU()+2)
+	}
+}
+
+// Deflate appends src as one raw DEFLATE stream at libdeflate's level
+// (1-12) to dst[:0]. Where dst has room for len(src) bytes but not for
+// libdeflate's bound, it compresses into dst as it is and, should the
+// stream not fit, returns a copy of src: a result no smaller than src,
+// which the frame stores raw.
+func Deflate(dst, src []byte, level int) ([]byte, error) {
+	if level < 1 || level >= len(compressors) {
+		return nil, errs.New(errs.InvalidArgument, "libdeflate: level %d is not in [1, %d]", level, len(compressors)-1)
+	}
+	var c *C.struct_libdeflate_compressor
+	select {
+	case c = <-compressors[level]:
+	default:
+		if c = C.libdeflate_alloc_compressor(C.int(level)); c == nil {
+			return nil, errs.New(errs.Internal, "libdeflate: out of memory for a compressor")
+		}
+	}
+	defer func() {
+		select {
+		case compressors[level] <- c:
+		default:
+			C.libdeflate_free_compressor(c)
+		}
+	}()
+	if cap(dst) < len(src) || cap(dst) < 64 {
+		dst = make([]byte, int(C.libdeflate_deflate_compress_bound(c, C.size_t(len(src)))))
+	}
+	dst = dst[:cap(dst)]
+	n := int(C.libdeflate_deflate_compress(c, ptr(src), C.size_t(len(src)), ptr(dst), C.size_t(len(dst))))
+	if n == 0 { // no room: src does not shrink into dst
+		return append(dst[:0], src...), nil
+	}
+	return dst[:n], nil
 }
 
 // Adler32 is the Adler-32 of b.

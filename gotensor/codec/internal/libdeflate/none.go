@@ -13,5 +13,10 @@ func Inflate(dst, src []byte) error {
 	return errs.New(errs.Internal, "built without libdeflate")
 }
 
+// Deflate is only available where Built is true.
+func Deflate(dst, src []byte, level int) ([]byte, error) {
+	return nil, errs.New(errs.Internal, "built without libdeflate")
+}
+
 // Adler32 is only available where Built is true.
 func Adler32(b []byte) uint32 { panic("codec: built without libdeflate") }

@@ -149,20 +149,20 @@ func jointBlocks(wa, wb *bitWriter, a, b []byte, apart float64, hs *huffmanScrat
 		}
 		wa.blockHeader(hs)
 		wb.dynamicHeader(hs)
-		hs.pack[0], hs.pack[1] = hs.codes, hs.codes
-		literals2(wa, wb, a, b, &hs.pack, codedBits(&hs.freqA, &hs.lens), codedBits(&hs.freqB, &hs.lens))
+		hs.codes2[0], hs.codes2[1] = hs.codes, hs.codes
+		literals2(wa, wb, a, b, &hs.codes2, &hs.pack, codedBits(&hs.freqA, &hs.lens), codedBits(&hs.freqB, &hs.lens))
 	} else {
 		hs.freq = hs.freqA
 		wa.blockHeader(hs)
-		hs.pack[0] = hs.codes
+		hs.codes2[0] = hs.codes
 		bitsA := codedBits(&hs.freq, &hs.lens)
 		hs.freq = hs.freqB
 		wb.blockHeader(hs)
-		hs.pack[1] = hs.codes
-		literals2(wa, wb, a, b, &hs.pack, bitsA, codedBits(&hs.freq, &hs.lens))
+		hs.codes2[1] = hs.codes
+		literals2(wa, wb, a, b, &hs.codes2, &hs.pack, bitsA, codedBits(&hs.freq, &hs.lens))
 	}
-	wa.endBlock(&hs.pack[0])
-	wb.endBlock(&hs.pack[1])
+	wa.endBlock(&hs.codes2[0])
+	wb.endBlock(&hs.codes2[1])
 }
 
 // entropyCost is the order-0 entropy in bits of the bytes counted in a
@@ -189,7 +189,7 @@ func entropyCost(a, b *[288]uint32, both bool) float64 {
 // literalBlock appends p as one block coded for the counts in hs.freq.
 func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
 	w.blockHeader(hs)
-	w.literals(p, &hs.codes, codedBits(&hs.freq, &hs.lens))
+	w.literals(p, &hs.codes, &hs.pack[0], codedBits(&hs.freq, &hs.lens))
 	w.endBlock(&hs.codes)
 }
 
@@ -218,11 +218,12 @@ func (w *bitWriter) endBlock(codes *[288]uint32) {
 	w.bits(eob&0xFFFF, uint(eob>>16))
 }
 
-// literals appends the codes of p (bits in all), four per 64-bit store
-// (4 x 11 bits and the at most 7 held fit in 64).
-func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
+// literals appends the codes of p (bits in all), a round of five per
+// 64-bit store (deflate_pack2.go); t is scratch.
+func (w *bitWriter) literals(p []byte, codes *[288]uint32, t *packTable, bits int) {
+	t.set(codes)
 	buf, st := w.packStart(bits)
-	w.packFinish(codes, p, buf, st)
+	w.packFinish(codes, t, p, buf, st)
 }
 
 // packStart makes room for bits more bits and hands the packing loop the
@@ -241,9 +242,10 @@ func (w *bitWriter) packStart(bits int) ([]byte, packState) {
 	return buf, packState{acc: acc, n: uint64(n), pos: pos}
 }
 
-// packFinish packs the rest of p, from st on, and takes the stream back.
-func (w *bitWriter) packFinish(codes *[288]uint32, p, buf []byte, st packState) {
-	packFast(codes, p, buf, &st)
+// packFinish packs the rest of p, from st on (t is codes' packing table),
+// and takes the stream back.
+func (w *bitWriter) packFinish(codes *[288]uint32, t *packTable, p, buf []byte, st packState) {
+	packFast(t, p, buf, &st)
 	i := st.i
 	w.out, w.acc, w.n = buf[:st.pos], st.acc, uint(st.n)
 	for ; i < len(p); i++ {
@@ -257,20 +259,10 @@ var huffmanPool = pool.New(func() *huffmanScratch { return new(huffmanScratch) }
 // packState is the bit buffer and positions the packing loop works on
 // (its assembly twin reads the fields at these offsets).
 type packState struct {
-	acc uint64 // bits not yet stored, fewer than 8 between steps
+	acc uint64 // bits not yet stored, fewer than 8 between rounds
 	n   uint64
 	pos int // next byte of buf
 	i   int // next byte of p
-}
-
-// packGo appends the codes of p[st.i:] to buf[st.pos:] four at a time
-// while buf has a whole word of room.
-func packGo(codes *[288]uint32, p, buf []byte, st *packState) {
-	acc, n, pos, i := st.acc, st.n, st.pos, st.i
-	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
-		acc, n, pos = packStep(codes, binary.LittleEndian.Uint32(p[i:]), buf, acc, n, pos)
-	}
-	st.acc, st.n, st.pos, st.i = acc, n, pos, i
 }
 
 // huffmanScratch is the writer's per-chunk state.
@@ -282,8 +274,9 @@ type huffmanScratch struct {
 	freqA, freqB, segB [288]uint32
 	other              []byte // the second stream of a two-stream chunk, while the first is written
 	lens               [288]uint8
-	codes              [288]uint32 // bit-reversed code | length<<16
-	pack               packCodes   // the two streams' codes, for literals2
+	codes              [288]uint32    // bit-reversed code | length<<16
+	codes2             [2][288]uint32 // the two streams' codes, for literals2
+	pack               packCodes      // the packing loops' tables
 	tree               huffmanTree
 	cl                 [19]uint32 // code-length code: frequencies, then codes
 	clLen              [19]uint8

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -208,4 +209,46 @@ func FuzzLiteralWriter(f *testing.F) {
 			t.Fatalf("%d bytes: the literal decoder refused or differs", len(p))
 		}
 	})
+}
+
+// entropyCost's table of c·ln(c) gives the very costs the logs give, bit
+// for bit, counts under and over the table's bound alike: the writer's
+// block decisions do not depend on it.
+func TestEntropyCostTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(93, 94))
+	byLogs := func(a, b *[288]uint32) float64 {
+		var total, sum float64
+		for s := range 256 {
+			if c := a[s] + b[s]; c > 0 {
+				f := float64(c)
+				total += f
+				sum += f * math.Log(f)
+			}
+		}
+		if total == 0 {
+			return 0
+		}
+		return (total*math.Log(total) - sum) * (1 / math.Ln2)
+	}
+	var zero [288]uint32
+	for it := 0; it < 300; it++ {
+		var a, b [288]uint32
+		for s := range 256 {
+			switch r.IntN(4) {
+			case 0: // absent
+			case 1:
+				a[s] = uint32(r.IntN(xlnxCounts))
+			case 2:
+				a[s] = uint32(r.IntN(4 * xlnxCounts))
+			default:
+				a[s], b[s] = uint32(r.IntN(xlnxCounts)), uint32(r.IntN(xlnxCounts))
+			}
+		}
+		if got, want := entropyCost(&a, &b, true), byLogs(&a, &b); got != want {
+			t.Fatalf("it %d, both: %v, by logs %v", it, got, want)
+		}
+		if got, want := entropyCost(&a, &b, false), byLogs(&a, &zero); got != want {
+			t.Fatalf("it %d: %v, by logs %v", it, got, want)
+		}
+	}
 }

@@ -400,92 +400,38 @@ func histogram(p []byte, freq *[288]uint32) {
 
 // huffmanTree is scratch for buildLengths.
 type huffmanTree struct {
-	sym    [288]uint16
-	weight [2 * 288]uint64
-	parent [2 * 288]uint16
-	depth  [2 * 288]uint8
+	order [maxHuffmanSyms]uint64 // the used symbols: count<<16 | symbol
+	depth [maxHuffmanSyms]uint32
+	nb    [maxHuffmanSyms]uint8 // lengths by rank
+	cnt   [maxHuffmanSyms]uint32
 }
 
-// buildLengths sets lens to the lengths of a Huffman code for freq, at
-// most limit bits (lengths over it are cut and the code rebalanced, as
-// miniz does), zero for unused symbols. A lone used symbol gets a
-// partner so that every code written is complete.
+// buildLengths sets lens to the lengths of a Huffman code for freq (a
+// total under 2^32), at most limit bits, zero for unused symbols: planes'
+// code lengths (huffmanRanks, planes_huffenc.go). A lone used symbol gets
+// a partner so that every code written is complete.
 func buildLengths(freq []uint32, lens []uint8, limit int, t *huffmanTree) {
 	clear(lens)
-	syms := t.sym[:0]
+	order := t.order[:0]
 	for s, f := range freq {
 		if f > 0 {
-			syms = append(syms, uint16(s))
+			order = append(order, uint64(f)<<16|uint64(s))
 		}
 	}
-	switch len(syms) {
+	switch len(order) {
 	case 0:
 		return
 	case 1:
-		lens[syms[0]] = 1
-		lens[(int(syms[0])+1)%len(freq)] = 1
+		s := int(uint16(order[0]))
+		lens[s] = 1
+		lens[(s+1)%len(freq)] = 1
 		return
 	}
-	slices.SortFunc(syms, func(a, b uint16) int { // by frequency, then symbol
-		if fa, fb := freq[a], freq[b]; fa != fb {
-			if fa < fb {
-				return -1
-			}
-			return 1
-		}
-		return int(a) - int(b)
-	})
-	// two-queue Huffman: leaves 0..n-1 in order, internal nodes n.. in
-	// the order they are made (nondecreasing weight)
-	n := len(syms)
-	for i, s := range syms {
-		t.weight[i] = uint64(freq[s])
-	}
-	leaf, node := 0, n
-	pick := func(k int) int {
-		if leaf < n && (node >= k || t.weight[leaf] <= t.weight[node]) {
-			leaf++
-			return leaf - 1
-		}
-		node++
-		return node - 1
-	}
-	for k := n; k < 2*n-1; k++ {
-		a := pick(k)
-		b := pick(k)
-		t.weight[k] = t.weight[a] + t.weight[b]
-		t.parent[a], t.parent[b] = uint16(k), uint16(k)
-	}
-	t.depth[2*n-2] = 0
-	var count [32]int
-	for k := 2*n - 3; k >= 0; k-- {
-		t.depth[k] = t.depth[t.parent[k]] + 1
-		if k < n {
-			count[min(int(t.depth[k]), limit)]++
-		}
-	}
-	total := 0
-	for l := 1; l <= limit; l++ {
-		total += count[l] << (limit - l)
-	}
-	for total > 1<<limit {
-		count[limit]--
-		for l := limit - 1; l > 0; l-- {
-			if count[l] != 0 {
-				count[l]--
-				count[l+1] += 2
-				break
-			}
-		}
-		total--
-	}
-	// the most frequent symbols (the end of syms) get the shortest codes
-	i := n - 1
-	for l := 1; l <= limit; l++ {
-		for c := count[l]; c > 0; c-- {
-			lens[syms[i]] = uint8(l)
-			i--
-		}
+	slices.Sort(order)
+	n := len(order)
+	huffmanRanks(order, t.depth[:n], t.nb[:n], t.cnt[:n], uint8(limit))
+	for r, l := range t.nb[:n] { // the most frequent first
+		lens[uint16(order[n-1-r])] = l
 	}
 }
 

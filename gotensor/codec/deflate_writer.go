@@ -84,8 +84,7 @@ func (w *bitWriter) literalBlocks(p []byte, hs *huffmanScratch) {
 	cost := entropyCost(&hs.freq, &hs.freq, false)
 	for off := litSegment; off < len(p); off += litSegment {
 		histogram(p[off:min(off+litSegment, len(p))], &hs.seg)
-		segCost := entropyCost(&hs.seg, &hs.seg, false)
-		merged := entropyCost(&hs.freq, &hs.seg, true)
+		segCost, merged := segmentCosts(&hs.freq, &hs.seg)
 		if merged <= cost+segCost+litBlockCost {
 			for s := range 256 {
 				hs.freq[s] += hs.seg[s]
@@ -120,8 +119,8 @@ func literalBlocksJoint(wa, wb *bitWriter, pa, pb []byte, hs *huffmanScratch) {
 	for off := litSegment; off < n; off += litSegment {
 		histogram(seg(pa, off), &hs.seg)
 		histogram(seg(pb, off), &hs.segB)
-		segA, segB := entropyCost(&hs.seg, &hs.seg, false), entropyCost(&hs.segB, &hs.segB, false)
-		mergedA, mergedB := entropyCost(&hs.freqA, &hs.seg, true), entropyCost(&hs.freqB, &hs.segB, true)
+		segA, mergedA := segmentCosts(&hs.freqA, &hs.seg)
+		segB, mergedB := segmentCosts(&hs.freqB, &hs.segB)
 		if mergedA+mergedB <= costA+costB+segA+segB+2*litBlockCost {
 			for s := range 256 {
 				hs.freqA[s] += hs.seg[s]
@@ -176,17 +175,45 @@ func entropyCost(a, b *[288]uint32, both bool) float64 {
 		if both {
 			c += b[s]
 		}
-		switch {
-		case c == 0:
-		case c < xlnxCounts:
+		if c != 0 {
 			total += float64(c)
-			sum += t[c]
-		default:
-			f := float64(c)
-			total += f
-			sum += f * math.Log(f)
+			sum += cLnC(t, c)
 		}
 	}
+	return bitsOf(total, sum)
+}
+
+// segmentCosts is entropyCost of the segment counted in seg and of it
+// joined to the block counted in freq, in one pass.
+func segmentCosts(freq, seg *[288]uint32) (segCost, merged float64) {
+	t := xlnx()
+	var total, sum, totalM, sumM float64
+	for s := range 256 {
+		c := seg[s]
+		if c != 0 {
+			total += float64(c)
+			sum += cLnC(t, c)
+		}
+		if m := freq[s] + c; m != 0 {
+			totalM += float64(m)
+			sumM += cLnC(t, m)
+		}
+	}
+	return bitsOf(total, sum), bitsOf(totalM, sumM)
+}
+
+// cLnC is c·ln(c), from the table t where it holds c.
+func cLnC(t *[xlnxCounts]float64, c uint32) float64 {
+	if c < xlnxCounts {
+		return t[c]
+	}
+	f := float64(c)
+	return f * math.Log(f)
+}
+
+// bitsOf is the entropy in bits of total bytes whose counts' c·ln(c) add
+// up to sum.
+func bitsOf(total, sum float64) float64 {
 	if total == 0 {
 		return 0
 	}

@@ -211,9 +211,9 @@ func FuzzLiteralWriter(f *testing.F) {
 	})
 }
 
-// entropyCost's table of c·ln(c) gives the very costs the logs give, bit
-// for bit, counts under and over the table's bound alike: the writer's
-// block decisions do not depend on it.
+// entropyCost's and segmentCosts' table of c·ln(c) gives the very costs
+// the logs give, bit for bit, counts under and over the table's bound
+// alike: the writer's block decisions do not depend on it.
 func TestEntropyCostTable(t *testing.T) {
 	r := rand.New(rand.NewPCG(93, 94))
 	byLogs := func(a, b *[288]uint32) float64 {
@@ -249,6 +249,9 @@ func TestEntropyCostTable(t *testing.T) {
 		}
 		if got, want := entropyCost(&a, &b, false), byLogs(&a, &zero); got != want {
 			t.Fatalf("it %d: %v, by logs %v", it, got, want)
+		}
+		if seg, merged := segmentCosts(&a, &b); seg != byLogs(&b, &zero) || merged != byLogs(&a, &b) {
+			t.Fatalf("it %d: segmentCosts %v, %v; by logs %v, %v", it, seg, merged, byLogs(&b, &zero), byLogs(&a, &b))
 		}
 	}
 }

@@ -184,7 +184,10 @@ func codedPlanes(out []byte, pl [][]byte, shuffled []byte, ps *planeScratch, hs 
 func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScratch) []byte {
 	k := len(pa)
 	wa := bitWriter{out: append(out, 0, 0, 0, 0)}
-	wb := bitWriter{out: room(hs.other, k*len(pb[0])+k*len(pb[0])/64+64)}
+	// the second stream's stored payloads are copied once, where the
+	// two are joined
+	hs.otherHeld = hs.otherHeld[:0]
+	wb := bitWriter{out: room(hs.other, k*len(pb[0])+k*len(pb[0])/64+64), held: &hs.otherHeld}
 	for j := 0; j < k; j++ {
 		if j == 0 || (j == 1 && k == 8) || shrinksBoth(pa[j], pb[j], &ps.hist) {
 			literalBlocksJoint(&wa, &wb, pa[j], pb[j], hs)
@@ -197,7 +200,9 @@ func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScrat
 	wb.stored(nil, true)
 	binary.LittleEndian.PutUint32(wa.out[len(out):], uint32(len(wa.out)-len(out)-4))
 	hs.other = wb.out
-	return append(wa.out, wb.out...)
+	out = wb.heldStream(wa.out)
+	clear(hs.otherHeld) // no hold on the planes' buffer
+	return out
 }
 
 // room is b emptied, or a new buffer where b holds under n bytes: never

@@ -28,6 +28,29 @@ type bitWriter struct {
 	out []byte
 	acc uint64
 	n   uint // bits in acc, under 32 between calls
+	// held, where not nil, takes the stored blocks' payloads in place of
+	// out: out then lacks them, to be copied in once, where the stream
+	// is assembled (heldStream)
+	held *[]heldPayload
+}
+
+// heldPayload is a stored block's payload a writer left out of its bytes:
+// it belongs at out[at:].
+type heldPayload struct {
+	at int
+	p  []byte
+}
+
+// heldStream appends w's stream to dst: its bytes with the payloads it
+// held put back in place.
+func (w *bitWriter) heldStream(dst []byte) []byte {
+	prev := 0
+	for _, h := range *w.held {
+		dst = append(dst, w.out[prev:h.at]...)
+		dst = append(dst, h.p...)
+		prev = h.at
+	}
+	return append(dst, w.out[prev:]...)
 }
 
 // bits appends the low k (at most 32) bits of v.
@@ -65,7 +88,12 @@ func (w *bitWriter) stored(p []byte, final bool) {
 		w.align()
 		w.out = binary.LittleEndian.AppendUint16(w.out, uint16(m))
 		w.out = binary.LittleEndian.AppendUint16(w.out, ^uint16(m))
-		w.out = append(w.out, p[:m]...)
+		switch {
+		case w.held == nil:
+			w.out = append(w.out, p[:m]...)
+		case m > 0:
+			*w.held = append(*w.held, heldPayload{at: len(w.out), p: p[:m]})
+		}
 		p = p[m:]
 		if len(p) == 0 && (!final || last) {
 			return
@@ -323,7 +351,8 @@ type huffmanScratch struct {
 	// literalBlocksJoint's: the counts of the two halves' blocks, and
 	// of the second half's segment
 	freqA, freqB, segB [288]uint32
-	other              []byte // the second stream of a two-stream chunk, while the first is written
+	other              []byte        // the second stream of a two-stream chunk, while the first is written
+	otherHeld          []heldPayload // its stored blocks' payloads
 	lens               [288]uint8
 	codes              [288]uint32    // bit-reversed code | length<<16
 	codes2             [2][288]uint32 // the two streams' codes, for literals2

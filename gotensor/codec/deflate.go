@@ -4,7 +4,6 @@ import (
 	"bytes"
 	stdflate "compress/flate"
 	"encoding/binary"
-	"slices"
 	"strings"
 	"sync"
 
@@ -145,7 +144,7 @@ func (shuffleDeflate) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	defer huffmanPool.Put(hs)
 	ps.planes(k, len(src)/k)
 	shuffled := ps.buf[:len(src)]
-	out := slices.Grow(dst[:0], len(src)+len(src)/64+64)
+	out := room(dst, len(src)+len(src)/64+64)
 	switch in.Param {
 	case oneStream:
 		out, sum := planeStream(out, src, shuffled, k, rot, ps, hs)
@@ -208,7 +207,10 @@ func codedPlanes(out []byte, pl [][]byte, shuffled []byte, ps *planeScratch, hs 
 func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScratch) []byte {
 	k := len(pa)
 	wa := bitWriter{out: append(out, 0, 0, 0, 0)}
-	wb := bitWriter{out: slices.Grow(hs.other[:0], k*len(pb[0])+k*len(pb[0])/64+64)}
+	// the second stream's stored payloads are copied once, where the
+	// two are joined
+	hs.otherHeld = hs.otherHeld[:0]
+	wb := bitWriter{out: room(hs.other, k*len(pb[0])+k*len(pb[0])/64+64), held: &hs.otherHeld}
 	for j := 0; j < k; j++ {
 		if j == 0 || (j == 1 && k == 8) || shrinksBoth(pa[j], pb[j], &ps.hist) {
 			literalBlocksJoint(&wa, &wb, pa[j], pb[j], hs)
@@ -221,7 +223,19 @@ func twinStreams(out []byte, pa, pb [][]byte, ps *planeScratch, hs *huffmanScrat
 	wb.stored(nil, true)
 	binary.LittleEndian.PutUint32(wa.out[len(out):], uint32(len(wa.out)-len(out)-4))
 	hs.other = wb.out
-	return append(wa.out, wb.out...)
+	out = wb.heldStream(wa.out)
+	clear(hs.otherHeld) // no hold on the planes' buffer
+	return out
+}
+
+// room is b emptied, or a new buffer where b holds under n bytes: never
+// b's old bytes copied, as slices.Grow copies all it holds (a frame's
+// chunk buffer is a whole chunk of garbage).
+func room(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, 0, n)
+	}
+	return b[:0]
 }
 
 // planesOf cuts b into k planes of len(b)/k bytes.

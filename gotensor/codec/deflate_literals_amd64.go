@@ -21,14 +21,14 @@ func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literal
 // packBMI2 is packGo in assembly.
 //
 //go:noescape
-func packBMI2(codes *[288]uint32, p, buf []byte, st *packState)
+func packBMI2(t *packTable, p, buf []byte, st *packState)
 
-func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
+func packFast(t *packTable, p, buf []byte, st *packState) {
 	if haveBMI2 {
-		packBMI2(codes, p, buf, st)
+		packBMI2(t, p, buf, st)
 		return
 	}
-	packGo(codes, p, buf, st)
+	packGo(t, p, buf, st)
 }
 
 // literalsBMI2x2 is literalsGo2 in assembly.
@@ -47,12 +47,12 @@ func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *liter
 // pack2BMI2 is pack2Go in assembly.
 //
 //go:noescape
-func pack2BMI2(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState)
+func pack2BMI2(t *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState)
 
-func pack2Fast(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
+func pack2Fast(t *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
 	if haveBMI2 {
-		pack2BMI2(codes, pa, pb, bufA, bufB, sa, sb)
+		pack2BMI2(t, pa, pb, bufA, bufB, sa, sb)
 		return
 	}
-	pack2Go(codes, pa, pb, bufA, bufB, sa, sb)
+	pack2Go(t, pa, pb, bufA, bufB, sa, sb)
 }

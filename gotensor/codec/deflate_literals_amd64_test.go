@@ -45,13 +45,15 @@ func TestLiteralsFastPathTwins(t *testing.T) {
 			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
 		}
 	}
-	// the packing loop: any codes of up to 12 bits, any room
+	// the packing loop: any codes of up to litCodeLimit bits, any room
 	var codes [288]uint32
+	var tab packTable
 	for it := 0; it < 200; it++ {
 		for i := range codes {
 			l := 1 + r.IntN(litCodeLimit)
 			codes[i] = uint32(r.IntN(1<<l)) | uint32(l)<<16
 		}
+		tab.set(&codes)
 		p := make([]byte, r.IntN(300))
 		for i := range p {
 			p[i] = byte(r.Uint32())
@@ -60,8 +62,8 @@ func TestLiteralsFastPathTwins(t *testing.T) {
 		st := packState{acc: uint64(r.IntN(128)), n: 7, pos: r.IntN(len(buf) + 1), i: r.IntN(len(p) + 1)}
 		a, g := st, st
 		ba, bg := bytes.Clone(buf), bytes.Clone(buf)
-		packBMI2(&codes, p, ba, &a)
-		packGo(&codes, p, bg, &g)
+		packBMI2(&tab, p, ba, &a)
+		packGo(&tab, p, bg, &g)
 		if a != g || !bytes.Equal(ba, bg) {
 			t.Fatalf("pack it %d: asm %+v, Go %+v", it, a, g)
 		}
@@ -141,7 +143,8 @@ func TestPack2Twins(t *testing.T) {
 		t.Skip("no BMI2: the Go twin is the only path")
 	}
 	r := rand.New(rand.NewPCG(91, 92))
-	var codes packCodes
+	var codes [2][288]uint32
+	var tabs packCodes
 	moved := 0
 	for it := 0; it < 500; it++ {
 		for j := range codes {
@@ -149,6 +152,7 @@ func TestPack2Twins(t *testing.T) {
 				l := 1 + r.IntN(litCodeLimit)
 				codes[j][i] = uint32(r.IntN(1<<l)) | uint32(l)<<16
 			}
+			tabs[j].set(&codes[j])
 		}
 		var p, buf [2][]byte
 		var st [2]packState
@@ -164,8 +168,8 @@ func TestPack2Twins(t *testing.T) {
 		a, g := st, st
 		ba := [2][]byte{bytes.Clone(buf[0]), bytes.Clone(buf[1])}
 		bg := [2][]byte{bytes.Clone(buf[0]), bytes.Clone(buf[1])}
-		pack2BMI2(&codes, p[0], p[1], ba[0], ba[1], &a[0], &a[1])
-		pack2Go(&codes, p[0], p[1], bg[0], bg[1], &g[0], &g[1])
+		pack2BMI2(&tabs, p[0], p[1], ba[0], ba[1], &a[0], &a[1])
+		pack2Go(&tabs, p[0], p[1], bg[0], bg[1], &g[0], &g[1])
 		if a != g || !bytes.Equal(ba[0], bg[0]) || !bytes.Equal(ba[1], bg[1]) {
 			t.Fatalf("it %d: asm %+v, Go %+v", it, a, g)
 		}

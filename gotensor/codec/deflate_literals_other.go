@@ -8,14 +8,14 @@ func literalsFast(multi *[1 << litTableBits]uint64, dst, src []byte, st *literal
 	literalsGo(multi, dst, src, st)
 }
 
-func packFast(codes *[288]uint32, p, buf []byte, st *packState) {
-	packGo(codes, p, buf, st)
+func packFast(t *packTable, p, buf []byte, st *packState) {
+	packGo(t, p, buf, st)
 }
 
 func literalsFast2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
 	literalsGo2(ma, mb, dst, src, st)
 }
 
-func pack2Fast(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
-	pack2Go(codes, pa, pb, bufA, bufB, sa, sb)
+func pack2Fast(t *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
+	pack2Go(t, pa, pb, bufA, bufB, sa, sb)
 }

@@ -2,52 +2,77 @@ package codec
 
 import "encoding/binary"
 
-// Packing the two streams of a two-stream chunk in one loop: each step
-// packs four codes of each, so the two streams' dependency chains
-// (through each bit buffer) run side by side, as planes' writer runs its
-// streams in turns (planes_huffenc.go).
+// The packing loops code rounds of five literals and store the bit
+// buffer once a round, as planes' writer does (planes_huffenc.go): at
+// most 7 bits held and five codes of at most litCodeLimit (11) bits fit
+// in 64. The two streams of a two-stream chunk are packed in one loop, a
+// round of each in turns, so their dependency chains (each through its
+// bit buffer) run side by side.
 
-// packCodes is the code tables of the two streams' current blocks, the
-// second after the first (pack2BMI2 reads it at this layout).
-type packCodes [2][288]uint32
+// packRound is how many literals a round codes.
+const packRound = 5
 
-// packStep stores the codes of the four bytes of v in buf at pos, through
-// the bit buffer acc of n bits; buf has a word of room at pos.
-func packStep(codes *[288]uint32, v uint32, buf []byte, acc, n uint64, pos int) (uint64, uint64, int) {
-	c0, c1, c2, c3 := codes[byte(v)], codes[byte(v>>8)], codes[byte(v>>16)], codes[v>>24]
-	// join the four codes first, off the chain through n (shift
-	// counts masked: Go then shifts without a range check)
-	l0, l2 := uint64(c0>>16), uint64(c2>>16)
-	lo := uint64(c0&0xFFFF) | uint64(c1&0xFFFF)<<(l0&63)
-	hi := uint64(c2&0xFFFF) | uint64(c3&0xFFFF)<<(l2&63)
-	l01 := l0 + uint64(c1>>16)
-	acc |= (lo | hi<<(l01&63)) << (n & 63)
-	n += l01 + l2 + uint64(c3>>16)
-	binary.LittleEndian.PutUint64(buf[pos:], acc)
-	pos += int(n >> 3)
-	acc >>= n & 56
-	n &= 7
-	return acc, n, pos
+// packTable is a block's literal code as the packing loops read it: each
+// literal's bit-reversed code and its length apart (two loads, nothing
+// to unpack). The assembly reads this layout.
+type packTable struct {
+	vals [256]uint16
+	lens [256]uint8
 }
 
-// pack2Go packs pa into bufA (state sa) and pb into bufB (state sb), four
-// bytes of each a step, while both have four bytes left and a word of
-// room: packGo on each, in turns.
-func pack2Go(codes *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
-	for sa.i+4 <= len(pa) && sb.i+4 <= len(pb) && sa.pos+8 <= len(bufA) && sb.pos+8 <= len(bufB) {
-		sa.acc, sa.n, sa.pos = packStep(&codes[0], binary.LittleEndian.Uint32(pa[sa.i:]), bufA, sa.acc, sa.n, sa.pos)
-		sa.i += 4
-		sb.acc, sb.n, sb.pos = packStep(&codes[1], binary.LittleEndian.Uint32(pb[sb.i:]), bufB, sb.acc, sb.n, sb.pos)
-		sb.i += 4
+// set makes t the literals of codes (bit-reversed code | length<<16).
+func (t *packTable) set(codes *[288]uint32) {
+	for s := range 256 {
+		c := codes[s]
+		t.vals[s], t.lens[s] = uint16(c), uint8(c>>16)
+	}
+}
+
+// packCodes is the tables of the two streams' current blocks, the
+// second after the first (pack2BMI2 reads this layout).
+type packCodes [2]packTable
+
+// round codes p[st.i:st.i+5] into the bit buffer and stores it at
+// buf[st.pos:] (a word of room); st.n is under 8 before and after.
+func (t *packTable) round(p, buf []byte, st *packState) {
+	acc, n := st.acc, st.n
+	for _, s := range p[st.i : st.i+packRound] {
+		acc |= uint64(t.vals[s]) << (n & 63)
+		n += uint64(t.lens[s])
+	}
+	binary.LittleEndian.PutUint64(buf[st.pos:], acc)
+	st.pos += int(n >> 3)
+	st.acc = acc >> (n & 56)
+	st.n = n & 7
+	st.i += packRound
+}
+
+// packGo packs p[st.i:] into buf[st.pos:] a round at a time while p has
+// a round left and buf a word of room: packBMI2's Go twin.
+func packGo(t *packTable, p, buf []byte, st *packState) {
+	for st.i+packRound <= len(p) && st.pos+8 <= len(buf) {
+		t.round(p, buf, st)
+	}
+}
+
+// pack2Go packs pa into bufA (state sa, table t[0]) and pb into bufB
+// (sb, t[1]), a round of each in turns, while both have a round left and
+// a word of room: pack2BMI2's Go twin.
+func pack2Go(t *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
+	for sa.i+packRound <= len(pa) && sb.i+packRound <= len(pb) && sa.pos+8 <= len(bufA) && sb.pos+8 <= len(bufB) {
+		t[0].round(pa, bufA, sa)
+		t[1].round(pb, bufB, sb)
 	}
 }
 
 // literals2 appends the codes of a to wa (codes[0], bits in all) and of b
-// to wb (codes[1], bitsB), packing the two in one loop.
-func literals2(wa, wb *bitWriter, a, b []byte, codes *packCodes, bitsA, bitsB int) {
+// to wb (codes[1], bitsB), packing the two in one loop; t is scratch.
+func literals2(wa, wb *bitWriter, a, b []byte, codes *[2][288]uint32, t *packCodes, bitsA, bitsB int) {
+	t[0].set(&codes[0])
+	t[1].set(&codes[1])
 	bufA, sa := wa.packStart(bitsA)
 	bufB, sb := wb.packStart(bitsB)
-	pack2Fast(codes, a, b, bufA, bufB, &sa, &sb)
-	wa.packFinish(&codes[0], a, bufA, sa)
-	wb.packFinish(&codes[1], b, bufB, sb)
+	pack2Fast(t, a, b, bufA, bufB, &sa, &sb)
+	wa.packFinish(&codes[0], &t[0], a, bufA, sa)
+	wb.packFinish(&codes[1], &t[1], b, bufB, sb)
 }

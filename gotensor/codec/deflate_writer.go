@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
 )
@@ -27,6 +28,29 @@ type bitWriter struct {
 	out []byte
 	acc uint64
 	n   uint // bits in acc, under 32 between calls
+	// held, where not nil, takes the stored blocks' payloads in place of
+	// out: out then lacks them, to be copied in once, where the stream
+	// is assembled (heldStream)
+	held *[]heldPayload
+}
+
+// heldPayload is a stored block's payload a writer left out of its bytes:
+// it belongs at out[at:].
+type heldPayload struct {
+	at int
+	p  []byte
+}
+
+// heldStream appends w's stream to dst: its bytes with the payloads it
+// held put back in place.
+func (w *bitWriter) heldStream(dst []byte) []byte {
+	prev := 0
+	for _, h := range *w.held {
+		dst = append(dst, w.out[prev:h.at]...)
+		dst = append(dst, h.p...)
+		prev = h.at
+	}
+	return append(dst, w.out[prev:]...)
 }
 
 // bits appends the low k (at most 32) bits of v.
@@ -64,7 +88,12 @@ func (w *bitWriter) stored(p []byte, final bool) {
 		w.align()
 		w.out = binary.LittleEndian.AppendUint16(w.out, uint16(m))
 		w.out = binary.LittleEndian.AppendUint16(w.out, ^uint16(m))
-		w.out = append(w.out, p[:m]...)
+		switch {
+		case w.held == nil:
+			w.out = append(w.out, p[:m]...)
+		case m > 0:
+			*w.held = append(*w.held, heldPayload{at: len(w.out), p: p[:m]})
+		}
 		p = p[m:]
 		if len(p) == 0 && (!final || last) {
 			return
@@ -83,8 +112,7 @@ func (w *bitWriter) literalBlocks(p []byte, hs *huffmanScratch) {
 	cost := entropyCost(&hs.freq, &hs.freq, false)
 	for off := litSegment; off < len(p); off += litSegment {
 		histogram(p[off:min(off+litSegment, len(p))], &hs.seg)
-		segCost := entropyCost(&hs.seg, &hs.seg, false)
-		merged := entropyCost(&hs.freq, &hs.seg, true)
+		segCost, merged := segmentCosts(&hs.freq, &hs.seg)
 		if merged <= cost+segCost+litBlockCost {
 			for s := range 256 {
 				hs.freq[s] += hs.seg[s]
@@ -119,8 +147,8 @@ func literalBlocksJoint(wa, wb *bitWriter, pa, pb []byte, hs *huffmanScratch) {
 	for off := litSegment; off < n; off += litSegment {
 		histogram(seg(pa, off), &hs.seg)
 		histogram(seg(pb, off), &hs.segB)
-		segA, segB := entropyCost(&hs.seg, &hs.seg, false), entropyCost(&hs.segB, &hs.segB, false)
-		mergedA, mergedB := entropyCost(&hs.freqA, &hs.seg, true), entropyCost(&hs.freqB, &hs.segB, true)
+		segA, mergedA := segmentCosts(&hs.freqA, &hs.seg)
+		segB, mergedB := segmentCosts(&hs.freqB, &hs.segB)
 		if mergedA+mergedB <= costA+costB+segA+segB+2*litBlockCost {
 			for s := range 256 {
 				hs.freqA[s] += hs.seg[s]
@@ -149,47 +177,98 @@ func jointBlocks(wa, wb *bitWriter, a, b []byte, apart float64, hs *huffmanScrat
 		}
 		wa.blockHeader(hs)
 		wb.dynamicHeader(hs)
-		hs.pack[0], hs.pack[1] = hs.codes, hs.codes
-		literals2(wa, wb, a, b, &hs.pack, codedBits(&hs.freqA, &hs.lens), codedBits(&hs.freqB, &hs.lens))
+		hs.codes2[0], hs.codes2[1] = hs.codes, hs.codes
+		literals2(wa, wb, a, b, &hs.codes2, &hs.pack, codedBits(&hs.freqA, &hs.lens), codedBits(&hs.freqB, &hs.lens))
 	} else {
 		hs.freq = hs.freqA
 		wa.blockHeader(hs)
-		hs.pack[0] = hs.codes
+		hs.codes2[0] = hs.codes
 		bitsA := codedBits(&hs.freq, &hs.lens)
 		hs.freq = hs.freqB
 		wb.blockHeader(hs)
-		hs.pack[1] = hs.codes
-		literals2(wa, wb, a, b, &hs.pack, bitsA, codedBits(&hs.freq, &hs.lens))
+		hs.codes2[1] = hs.codes
+		literals2(wa, wb, a, b, &hs.codes2, &hs.pack, bitsA, codedBits(&hs.freq, &hs.lens))
 	}
-	wa.endBlock(&hs.pack[0])
-	wb.endBlock(&hs.pack[1])
+	wa.endBlock(&hs.codes2[0])
+	wb.endBlock(&hs.codes2[1])
 }
 
 // entropyCost is the order-0 entropy in bits of the bytes counted in a
 // (plus those in b when both).
 func entropyCost(a, b *[288]uint32, both bool) float64 {
+	t := xlnx()
 	var total, sum float64
 	for s := range 256 {
 		c := a[s]
 		if both {
 			c += b[s]
 		}
-		if c > 0 {
-			f := float64(c)
-			total += f
-			sum += f * math.Log(f) // natural logs, scaled once below: Log2 costs a Frexp more a count
+		if c != 0 {
+			total += float64(c)
+			sum += cLnC(t, c)
 		}
 	}
+	return bitsOf(total, sum)
+}
+
+// segmentCosts is entropyCost of the segment counted in seg and of it
+// joined to the block counted in freq, in one pass.
+func segmentCosts(freq, seg *[288]uint32) (segCost, merged float64) {
+	t := xlnx()
+	var total, sum, totalM, sumM float64
+	for s := range 256 {
+		c := seg[s]
+		if c != 0 {
+			total += float64(c)
+			sum += cLnC(t, c)
+		}
+		if m := freq[s] + c; m != 0 {
+			totalM += float64(m)
+			sumM += cLnC(t, m)
+		}
+	}
+	return bitsOf(total, sum), bitsOf(totalM, sumM)
+}
+
+// cLnC is c·ln(c), from the table t where it holds c.
+func cLnC(t *[xlnxCounts]float64, c uint32) float64 {
+	if c < xlnxCounts {
+		return t[c]
+	}
+	f := float64(c)
+	return f * math.Log(f)
+}
+
+// bitsOf is the entropy in bits of total bytes whose counts' c·ln(c) add
+// up to sum.
+func bitsOf(total, sum float64) float64 {
 	if total == 0 {
 		return 0
 	}
 	return (total*math.Log(total) - sum) * (1 / math.Ln2)
 }
 
+// xlnxCounts bounds the counts xlnx holds: a segment's, and most of a
+// block's.
+const xlnxCounts = litSegment + 1
+
+// xlnx is c·ln(c) for the counts under xlnxCounts, the very values
+// entropyCost computes for larger ones (natural logs, scaled once at the
+// end: Log2 costs a Frexp more a count): a lookup where a Log takes tens
+// of cycles, and the same costs, bit for bit.
+var xlnx = sync.OnceValue(func() *[xlnxCounts]float64 {
+	var t [xlnxCounts]float64
+	for c := 1; c < xlnxCounts; c++ {
+		f := float64(c)
+		t[c] = f * math.Log(f)
+	}
+	return &t
+})
+
 // literalBlock appends p as one block coded for the counts in hs.freq.
 func (w *bitWriter) literalBlock(p []byte, hs *huffmanScratch) {
 	w.blockHeader(hs)
-	w.literals(p, &hs.codes, codedBits(&hs.freq, &hs.lens))
+	w.literals(p, &hs.codes, &hs.pack[0], codedBits(&hs.freq, &hs.lens))
 	w.endBlock(&hs.codes)
 }
 
@@ -218,11 +297,12 @@ func (w *bitWriter) endBlock(codes *[288]uint32) {
 	w.bits(eob&0xFFFF, uint(eob>>16))
 }
 
-// literals appends the codes of p (bits in all), four per 64-bit store
-// (4 x 11 bits and the at most 7 held fit in 64).
-func (w *bitWriter) literals(p []byte, codes *[288]uint32, bits int) {
+// literals appends the codes of p (bits in all), a round of five per
+// 64-bit store (deflate_pack2.go); t is scratch.
+func (w *bitWriter) literals(p []byte, codes *[288]uint32, t *packTable, bits int) {
+	t.set(codes)
 	buf, st := w.packStart(bits)
-	w.packFinish(codes, p, buf, st)
+	w.packFinish(codes, t, p, buf, st)
 }
 
 // packStart makes room for bits more bits and hands the packing loop the
@@ -241,9 +321,10 @@ func (w *bitWriter) packStart(bits int) ([]byte, packState) {
 	return buf, packState{acc: acc, n: uint64(n), pos: pos}
 }
 
-// packFinish packs the rest of p, from st on, and takes the stream back.
-func (w *bitWriter) packFinish(codes *[288]uint32, p, buf []byte, st packState) {
-	packFast(codes, p, buf, &st)
+// packFinish packs the rest of p, from st on (t is codes' packing table),
+// and takes the stream back.
+func (w *bitWriter) packFinish(codes *[288]uint32, t *packTable, p, buf []byte, st packState) {
+	packFast(t, p, buf, &st)
 	i := st.i
 	w.out, w.acc, w.n = buf[:st.pos], st.acc, uint(st.n)
 	for ; i < len(p); i++ {
@@ -257,20 +338,10 @@ var huffmanPool = pool.New(func() *huffmanScratch { return new(huffmanScratch) }
 // packState is the bit buffer and positions the packing loop works on
 // (its assembly twin reads the fields at these offsets).
 type packState struct {
-	acc uint64 // bits not yet stored, fewer than 8 between steps
+	acc uint64 // bits not yet stored, fewer than 8 between rounds
 	n   uint64
 	pos int // next byte of buf
 	i   int // next byte of p
-}
-
-// packGo appends the codes of p[st.i:] to buf[st.pos:] four at a time
-// while buf has a whole word of room.
-func packGo(codes *[288]uint32, p, buf []byte, st *packState) {
-	acc, n, pos, i := st.acc, st.n, st.pos, st.i
-	for ; i+4 <= len(p) && pos+8 <= len(buf); i += 4 {
-		acc, n, pos = packStep(codes, binary.LittleEndian.Uint32(p[i:]), buf, acc, n, pos)
-	}
-	st.acc, st.n, st.pos, st.i = acc, n, pos, i
 }
 
 // huffmanScratch is the writer's per-chunk state.
@@ -280,10 +351,12 @@ type huffmanScratch struct {
 	// literalBlocksJoint's: the counts of the two halves' blocks, and
 	// of the second half's segment
 	freqA, freqB, segB [288]uint32
-	other              []byte // the second stream of a two-stream chunk, while the first is written
+	other              []byte        // the second stream of a two-stream chunk, while the first is written
+	otherHeld          []heldPayload // its stored blocks' payloads
 	lens               [288]uint8
-	codes              [288]uint32 // bit-reversed code | length<<16
-	pack               packCodes   // the two streams' codes, for literals2
+	codes              [288]uint32    // bit-reversed code | length<<16
+	codes2             [2][288]uint32 // the two streams' codes, for literals2
+	pack               packCodes      // the packing loops' tables
 	tree               huffmanTree
 	cl                 [19]uint32 // code-length code: frequencies, then codes
 	clLen              [19]uint8
@@ -383,92 +456,38 @@ func histogram(p []byte, freq *[288]uint32) {
 
 // huffmanTree is scratch for buildLengths.
 type huffmanTree struct {
-	sym    [288]uint16
-	weight [2 * 288]uint64
-	parent [2 * 288]uint16
-	depth  [2 * 288]uint8
+	order [maxHuffmanSyms]uint64 // the used symbols: count<<16 | symbol
+	depth [maxHuffmanSyms]uint32
+	nb    [maxHuffmanSyms]uint8 // lengths by rank
+	cnt   [maxHuffmanSyms]uint32
 }
 
-// buildLengths sets lens to the lengths of a Huffman code for freq, at
-// most limit bits (lengths over it are cut and the code rebalanced, as
-// miniz does), zero for unused symbols. A lone used symbol gets a
-// partner so that every code written is complete.
+// buildLengths sets lens to the lengths of a Huffman code for freq (a
+// total under 2^32), at most limit bits, zero for unused symbols: planes'
+// code lengths (huffmanRanks, planes_huffenc.go). A lone used symbol gets
+// a partner so that every code written is complete.
 func buildLengths(freq []uint32, lens []uint8, limit int, t *huffmanTree) {
 	clear(lens)
-	syms := t.sym[:0]
+	order := t.order[:0]
 	for s, f := range freq {
 		if f > 0 {
-			syms = append(syms, uint16(s))
+			order = append(order, uint64(f)<<16|uint64(s))
 		}
 	}
-	switch len(syms) {
+	switch len(order) {
 	case 0:
 		return
 	case 1:
-		lens[syms[0]] = 1
-		lens[(int(syms[0])+1)%len(freq)] = 1
+		s := int(uint16(order[0]))
+		lens[s] = 1
+		lens[(s+1)%len(freq)] = 1
 		return
 	}
-	slices.SortFunc(syms, func(a, b uint16) int { // by frequency, then symbol
-		if fa, fb := freq[a], freq[b]; fa != fb {
-			if fa < fb {
-				return -1
-			}
-			return 1
-		}
-		return int(a) - int(b)
-	})
-	// two-queue Huffman: leaves 0..n-1 in order, internal nodes n.. in
-	// the order they are made (nondecreasing weight)
-	n := len(syms)
-	for i, s := range syms {
-		t.weight[i] = uint64(freq[s])
-	}
-	leaf, node := 0, n
-	pick := func(k int) int {
-		if leaf < n && (node >= k || t.weight[leaf] <= t.weight[node]) {
-			leaf++
-			return leaf - 1
-		}
-		node++
-		return node - 1
-	}
-	for k := n; k < 2*n-1; k++ {
-		a := pick(k)
-		b := pick(k)
-		t.weight[k] = t.weight[a] + t.weight[b]
-		t.parent[a], t.parent[b] = uint16(k), uint16(k)
-	}
-	t.depth[2*n-2] = 0
-	var count [32]int
-	for k := 2*n - 3; k >= 0; k-- {
-		t.depth[k] = t.depth[t.parent[k]] + 1
-		if k < n {
-			count[min(int(t.depth[k]), limit)]++
-		}
-	}
-	total := 0
-	for l := 1; l <= limit; l++ {
-		total += count[l] << (limit - l)
-	}
-	for total > 1<<limit {
-		count[limit]--
-		for l := limit - 1; l > 0; l-- {
-			if count[l] != 0 {
-				count[l]--
-				count[l+1] += 2
-				break
-			}
-		}
-		total--
-	}
-	// the most frequent symbols (the end of syms) get the shortest codes
-	i := n - 1
-	for l := 1; l <= limit; l++ {
-		for c := count[l]; c > 0; c-- {
-			lens[syms[i]] = uint8(l)
-			i--
-		}
+	slices.Sort(order)
+	n := len(order)
+	huffmanRanks(order, t.depth[:n], t.nb[:n], t.cnt[:n], uint8(limit))
+	for r, l := range t.nb[:n] { // the most frequent first
+		lens[uint16(order[n-1-r])] = l
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"io"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -71,12 +72,12 @@ func TestLiteralWriterStreamsInflate(t *testing.T) {
 }
 
 // Code lengths are a complete prefix code within the limit, with a code
-// for every symbol used.
+// for every symbol used (counts adding up to under 2^32, as a chunk's do).
 func TestBuildLengths(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	var tree huffmanTree
 	for it := 0; it < 500; it++ {
-		limit := []int{7, 14, 15}[it%3]
+		limit := []int{7, 11, 15}[it%3]
 		n := 2 + r.IntN(286)
 		if limit == 7 { // the code-length code: 19 symbols
 			n = 2 + r.IntN(18)
@@ -88,7 +89,7 @@ func TestBuildLengths(t *testing.T) {
 			case 1:
 				freq[i] = 1 + uint32(r.IntN(10))
 			default:
-				freq[i] = uint32(1) << r.IntN(30)
+				freq[i] = uint32(1) << r.IntN(23)
 			}
 		}
 		lens := make([]uint8, n)
@@ -208,4 +209,49 @@ func FuzzLiteralWriter(f *testing.F) {
 			t.Fatalf("%d bytes: the literal decoder refused or differs", len(p))
 		}
 	})
+}
+
+// entropyCost's and segmentCosts' table of c·ln(c) gives the very costs
+// the logs give, bit for bit, counts under and over the table's bound
+// alike: the writer's block decisions do not depend on it.
+func TestEntropyCostTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(93, 94))
+	byLogs := func(a, b *[288]uint32) float64 {
+		var total, sum float64
+		for s := range 256 {
+			if c := a[s] + b[s]; c > 0 {
+				f := float64(c)
+				total += f
+				sum += f * math.Log(f)
+			}
+		}
+		if total == 0 {
+			return 0
+		}
+		return (total*math.Log(total) - sum) * (1 / math.Ln2)
+	}
+	var zero [288]uint32
+	for it := 0; it < 300; it++ {
+		var a, b [288]uint32
+		for s := range 256 {
+			switch r.IntN(4) {
+			case 0: // absent
+			case 1:
+				a[s] = uint32(r.IntN(xlnxCounts))
+			case 2:
+				a[s] = uint32(r.IntN(4 * xlnxCounts))
+			default:
+				a[s], b[s] = uint32(r.IntN(xlnxCounts)), uint32(r.IntN(xlnxCounts))
+			}
+		}
+		if got, want := entropyCost(&a, &b, true), byLogs(&a, &b); got != want {
+			t.Fatalf("it %d, both: %v, by logs %v", it, got, want)
+		}
+		if got, want := entropyCost(&a, &b, false), byLogs(&a, &zero); got != want {
+			t.Fatalf("it %d: %v, by logs %v", it, got, want)
+		}
+		if seg, merged := segmentCosts(&a, &b); seg != byLogs(&b, &zero) || merged != byLogs(&a, &b) {
+			t.Fatalf("it %d: segmentCosts %v, %v; by logs %v, %v", it, seg, merged, byLogs(&b, &zero), byLogs(&a, &b))
+		}
+	}
 }

@@ -72,69 +72,22 @@ func (h *huffEnc) histogram(blk []byte) {
 }
 
 // lengths gives the present symbols (at least two) Huffman code lengths
-// limited to huffLogMax bits, and their canonical codes as huff0's table
-// reader assigns them, in h.vals and h.lens; it returns the table log,
-// the longest length. The lengths are Moffat and Katajainen's in-place
-// Huffman ones, then limited as huff0 (and zstd) limit theirs.
+// limited to huffLogMax bits (huffmanRanks), and their canonical codes as
+// huff0's table reader assigns them, in h.vals and h.lens; it returns the
+// table log, the longest length.
 func (h *huffEnc) lengths() uint8 {
 	h.order = h.order[:0]
 	for s, c := range h.count {
 		if c != 0 {
-			h.order = append(h.order, uint64(c)<<8|uint64(s))
+			h.order = append(h.order, uint64(c)<<16|uint64(s))
 		}
 	}
 	slices.Sort(h.order)
 	n := len(h.order)
-	a := h.depth[:n]
-	for i, o := range h.order {
-		a[i] = uint32(o >> 8)
-	}
-	a[0] += a[1] // the tree's internal nodes, in place
-	root, leaf := 0, 2
-	for next := 1; next < n-1; next++ {
-		if leaf >= n || a[root] < a[leaf] {
-			a[next], a[root] = a[root], uint32(next)
-			root++
-		} else {
-			a[next] = a[leaf]
-			leaf++
-		}
-		if leaf >= n || (root < next && a[root] < a[leaf]) {
-			a[next] += a[root]
-			a[root] = uint32(next)
-			root++
-		} else {
-			a[next] += a[leaf]
-			leaf++
-		}
-	}
-	a[n-2] = 0 // the internal nodes' depths
-	for next := n - 3; next >= 0; next-- {
-		a[next] = a[a[next]] + 1
-	}
-	var count [huffMaxSyms]int // codes by length
-	avail, depth := 1, 0
-	for r := n - 2; avail > 0; depth++ {
-		used := 0
-		for r >= 0 && int(a[r]) == depth {
-			used++
-			r--
-		}
-		count[depth] += avail - used
-		avail = 2 * used
-	}
-	// by rank, the most frequent first: lengths ascending
-	nb, cnt := h.nb[:n], h.cnt[:n]
-	r := 0
-	for l := 1; l < depth; l++ {
-		for range count[l] {
-			nb[r], cnt[r] = uint8(l), uint32(h.order[n-1-r]>>8)
-			r++
-		}
-	}
-	limitLengths(nb, cnt, huffLogMax)
+	nb := h.nb[:n]
+	huffmanRanks(h.order, h.depth[:n], nb, h.cnt[:n], huffLogMax)
 	var length [huffMaxSyms]uint8 // by rank in h.order: the rarest longest
-	count = [huffMaxSyms]int{}
+	var count [huffMaxSyms]int
 	for r, l := range nb {
 		length[n-1-r] = l
 		count[l]++
@@ -311,6 +264,67 @@ func (w *huffBits) round(vals *[256]uint16, lens *[256]uint8, blk []byte) {
 	w.p = p
 }
 
+// huffmanRanks gives the symbols of order (count<<16 | symbol, sorted
+// ascending, at least two; a total count under 2^32) Huffman code lengths
+// limited to maxBits (at most litMaxBits), by rank, the most frequent
+// first: nb[r] (lengths ascending) and cnt[r] its count. The lengths are
+// Moffat and Katajainen's in-place Huffman ones (depth is their scratch),
+// then limited as huff0 (and zstd) limit theirs. planes' writer and
+// shuffle-deflate's build their codes with it.
+func huffmanRanks(order []uint64, depth []uint32, nb []uint8, cnt []uint32, maxBits uint8) {
+	n := len(order)
+	a := depth[:n]
+	for i, o := range order {
+		a[i] = uint32(o >> 16)
+	}
+	a[0] += a[1] // the tree's internal nodes, in place
+	root, leaf := 0, 2
+	for next := 1; next < n-1; next++ {
+		if leaf >= n || a[root] < a[leaf] {
+			a[next], a[root] = a[root], uint32(next)
+			root++
+		} else {
+			a[next] = a[leaf]
+			leaf++
+		}
+		if leaf >= n || (root < next && a[root] < a[leaf]) {
+			a[next] += a[root]
+			a[root] = uint32(next)
+			root++
+		} else {
+			a[next] += a[leaf]
+			leaf++
+		}
+	}
+	a[n-2] = 0 // the internal nodes' depths
+	for next := n - 3; next >= 0; next-- {
+		a[next] = a[a[next]] + 1
+	}
+	var count [maxHuffmanSyms]int // codes by length
+	avail, d := 1, 0
+	for r := n - 2; avail > 0; d++ {
+		used := 0
+		for r >= 0 && int(a[r]) == d {
+			used++
+			r--
+		}
+		count[d] += avail - used
+		avail = 2 * used
+	}
+	r := 0 // lengths ascending: the most frequent first
+	for l := 1; l < d; l++ {
+		for range count[l] {
+			nb[r], cnt[r] = uint8(l), uint32(order[n-1-r]>>16)
+			r++
+		}
+	}
+	limitLengths(nb[:n], cnt[:n], maxBits)
+}
+
+// maxHuffmanSyms bounds the symbols of a code huffmanRanks builds: DEFLATE's
+// literal/length alphabet.
+const maxHuffmanSyms = 288
+
 // limitLengths limits the code lengths nb (of symbols ranked by count,
 // the most frequent first: cnt; lengths ascending, a complete code) to
 // maxBits, keeping the code complete: huff0's setMaxHeight (zstd's
@@ -336,7 +350,7 @@ func limitLengths(nb []uint8, cnt []uint32, maxBits uint8) {
 	}
 	cost >>= largest - maxBits // now in units of 2^-maxBits
 	const none = -1
-	var rankLast [huffLogMax + 2]int // the last (rarest) symbol of each length below maxBits, by maxBits minus it
+	var rankLast [litMaxBits + 2]int // the last (rarest) symbol of each length below maxBits, by maxBits minus it
 	for i := range rankLast {
 		rankLast[i] = none
 	}
@@ -359,7 +373,7 @@ func limitLengths(nb []uint8, cnt []uint32, maxBits uint8) {
 				break
 			}
 		}
-		for dec <= huffLogMax && rankLast[dec] == none {
+		for dec <= maxBits && rankLast[dec] == none {
 			dec++
 		}
 		cost -= 1 << (dec - 1)

@@ -74,14 +74,19 @@ def round_order(codecs: list[str], i: int) -> list[str]:
 
 
 def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, min_seconds: float = 0.0,
-         max_reps: int = 0) -> list[dict]:
+         max_reps: int = 0, settle: int = 1) -> list[dict]:
     """Every codec, in rounds: each round writes and reads with each codec in turn (see round_order), so that
     what warms up or drifts over a run (the heap, buffer pools, the node, other load) and what one codec leaves
     to the next (garbage, a link estimate) fall on all codecs alike. Each pass starts from a collected heap and
     an empty store (the tensors are deleted after it, untimed): stored bytes do not pile up, and every write
-    writes a new key. The first warmup rounds warm up and check the data; then at least reps rounds are timed,
-    and more while they took less than min_seconds in all, up to max_reps (default: 3 x reps): cheap rows get
-    more rounds. Medians over the timed rounds count, and each round's times are kept (round_ratios)."""
+    writes a new key. What a pass leaves behind may still shape the next (the frames a store recycles, the
+    node's memory, the link estimate), and which codec precedes which follows from the order: in 5 timed
+    rounds of none, planes, lz4, zstd, auto, auto follows zstd in 3 and none in 2, none follows auto in 3. So
+    each timed pass comes right after settle untimed passes with its own codec, and starts from the state its
+    own codec leaves, as a run of it would. The first warmup rounds warm
+    up and check the data; then at least reps rounds are timed, and more while they took less than
+    min_seconds in all, up to max_reps (default: 3 x reps): cheap rows get more rounds. Medians over the timed
+    rounds count, and each round's times are kept (round_ratios)."""
     import gc
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
@@ -95,6 +100,11 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
     timed, i = 0.0, 0
     while i < warmup + reps or (timed < min_seconds and i < warmup + max_reps):
         for codec in round_order(codecs, i):
+            for _ in range(settle if i >= warmup else 0):
+                gc.collect()
+                _pass(store, tensors, outs, codec)
+                for k in tensors:
+                    store.delete(k)
             gc.collect()
             w, r, back = _pass(store, tensors, outs, codec)
             # what was stored and chosen, outside the timing
@@ -133,8 +143,10 @@ def round_ratios(recs: list[dict]) -> dict:
     over the rounds: paired, so that what slowed a whole round (other load on the machine, the node) cancels.
     auto_vs_best_by_round: against the best codec by median (the table's best) in the same round;
     auto_vs_round_best: against whichever lossless codec was fastest in that round (a stricter bar: the least
-    of several noisy times is lower than any one's median); auto_vs_none_by_round: against none. Empty when
-    auto or every lossless codec is missing."""
+    of several noisy times is lower than any one's median); auto_vs_none_by_round: against none;
+    auto_vs_best_fastest: auto's fastest round against the fastest round of any lossless codec (other work on
+    the machine only ever slows a pass down, so each one's fastest is the least disturbed). Empty when auto or
+    every lossless codec is missing."""
     by = {r["codec"]: r for r in recs}
     auto = by.get("auto")
     lossless = [by[c] for c in LOSSLESS if c in by]
@@ -147,7 +159,8 @@ def round_ratios(recs: list[dict]) -> dict:
     a = secs(auto)
     best = max(lossless, key=lambda r: r["write_read_GBps"])
     out = {"auto_vs_best_by_round": statistics.median(b / x for b, x in zip(secs(best), a)),
-           "auto_vs_round_best": statistics.median(min(ts) / x for x, *ts in zip(a, *map(secs, lossless)))}
+           "auto_vs_round_best": statistics.median(min(ts) / x for x, *ts in zip(a, *map(secs, lossless))),
+           "auto_vs_best_fastest": min(min(secs(r)) for r in lossless) / min(a)}
     if "none" in by:
         out["auto_vs_none_by_round"] = statistics.median(n / x for n, x in zip(secs(by["none"]), a))
     return out
@@ -171,7 +184,7 @@ class Node:
 
 
 def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str],
-            only: str = "", warmup: int = 1, min_seconds: float = 0.0) -> list[dict]:
+            only: str = "", warmup: int = 1, min_seconds: float = 0.0, settle: int = 1) -> list[dict]:
     """Every workload and codec over each transport (or mem:// when transports is empty); only: workloads
     whose name contains one of these comma-separated words."""
     import gotensor
@@ -183,7 +196,7 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
             node = Node(tr) if tr != "mem" else None
             try:
                 with gotensor.open(node.url if node else "mem://bench-link") as s:
-                    for res in _run(s, tensors, codecs, reps, warmup, min_seconds):
+                    for res in _run(s, tensors, codecs, reps, warmup, min_seconds, settle=settle):
                         r = {"link": link, "transport": tr, "workload": name, **res}
                         codec = r["codec"]
                         recs.append(r)
@@ -206,11 +219,14 @@ def markdown(recs: list[dict], png: str | None) -> str:
              "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
              "compare auto with it and with none. q8/q4 are lossy and never chosen by auto. The codecs take turns in "
              "rounds, each round rotated one further and every other one reversed, so that no codec always follows "
-             "the same one; the first round warms up; each pass starts from a collected heap and an empty store; "
+             "the same one; the first round warms up; each pass starts from a collected heap and an empty store, "
+             "and each timed pass follows an untimed one with its own codec (what a pass leaves, such as the "
+             "frames a store recycles, falls on a codec from itself, not from whichever codec preceded it); "
              "rows that are quick get more rounds (`rounds`). `by round` columns are paired: the median over rounds "
              "of auto's write+read speed over best's (or none's) in the same round, so that what slowed a whole "
              "round cancels; `auto/round's best` takes the fastest lossless codec of each round (stricter: the "
-             "least of several noisy times).", ""]
+             "least of several noisy times); `auto/best fastest` compares auto's fastest round with the fastest "
+             "round of any lossless codec (other load only ever slows a pass).", ""]
     if png:
         lines += [f"![effective write+read GB/s against link rate]({png})", ""]
     groups: dict[tuple, dict] = {}
@@ -218,7 +234,7 @@ def markdown(recs: list[dict], png: str | None) -> str:
         groups.setdefault((r["workload"], r["transport"], r["link"]), {})[r["codec"]] = r
     codecs = [c for c in CODECS if any(c in g for g in groups.values())]
     head = ("| workload | transport | link | " + " | ".join(codecs) + " | best | auto/best | auto/none | "
-            "auto/best by round | auto/round's best | auto/none by round | rounds | auto chose |")
+            "auto/best by round | auto/round's best | auto/none by round | auto/best fastest | rounds | auto chose |")
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for (wl, tr, link), g in groups.items():
         cells = [wl, tr, link]
@@ -231,7 +247,7 @@ def markdown(recs: list[dict], png: str | None) -> str:
         cells.append(f"{best['codec']} {best['write_read_GBps']:.2f}" if best else "-")
         cells.append(f"{auto['write_read_GBps'] / best['write_read_GBps']:.2f}x" if auto and best else "-")
         cells.append(f"{auto['write_read_GBps'] / g['none']['write_read_GBps']:.2f}x" if auto and "none" in g else "-")
-        for k in ("auto_vs_best_by_round", "auto_vs_round_best", "auto_vs_none_by_round"):
+        for k in ("auto_vs_best_by_round", "auto_vs_round_best", "auto_vs_none_by_round", "auto_vs_best_fastest"):
             cells.append(f"{auto[k]:.2f}x" if auto and k in auto else "-")
         cells.append(str(auto["reps"]) if auto else "-")
         cells.append("/".join(auto["chosen"]) if auto else "-")
@@ -282,6 +298,7 @@ def main() -> None:
     ap.add_argument("--png", default=os.path.join(HERE, "results", "link.png"))
     ap.add_argument("--reps", type=int, default=3, help="timed rounds, at least")
     ap.add_argument("--warmup", type=int, default=1, help="rounds before the timed ones, not timed")
+    ap.add_argument("--settle", type=int, default=1, help="untimed passes with a codec right before each timed one")
     ap.add_argument("--min-seconds", type=float, default=4.0,
                     help="more timed rounds (up to 3 x --reps) while a row's timed passes took less in all")
     ap.add_argument("--big-mib", type=int, default=256)
@@ -300,7 +317,8 @@ def main() -> None:
         if "ucx" in transports and "ucx" not in gotensor.info()["transports"]:
             transports.remove("ucx")
         with open(a.out, "w") as f:
-            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads, a.warmup, a.min_seconds), f)
+            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads, a.warmup, a.min_seconds,
+                              a.settle), f)
         return
 
     from netns import ShapedLink, Unshapeable
@@ -309,7 +327,8 @@ def main() -> None:
         links = [(None if l.split("+")[0] == "unshaped" else l.split("+")[0],
                   int(l.split("+")[1].rstrip("us")) if "+" in l else 0) for l in a.links.split(",")]
     recs = [] if a.no_mem else measure("no link (mem://)", [], a.big_mib, a.reps,
-                                        [c for c in codecs if c in LOSSLESS + ["auto"]], a.workloads, a.warmup, a.min_seconds)
+                                        [c for c in codecs if c in LOSSLESS + ["auto"]], a.workloads, a.warmup, a.min_seconds,
+                                        a.settle)
     for rate, delay in links:
         try:
             link = ShapedLink("gtlink", rate, delay).__enter__()
@@ -320,7 +339,7 @@ def main() -> None:
             cmd = [sys.executable, os.path.abspath(__file__), "--inner", link.label(), "--out", out.name,
                    "--reps", str(a.reps), "--big-mib", str(a.big_mib), "--transports", ",".join(transports),
                    "--codecs", ",".join(codecs), "--workloads", a.workloads, "--warmup", str(a.warmup),
-                   "--min-seconds", str(a.min_seconds)]
+                   "--min-seconds", str(a.min_seconds), "--settle", str(a.settle)]
             subprocess.run(link.exec(cmd), check=True)
             recs += json.load(open(out.name))
     sys.path.insert(0, HERE)

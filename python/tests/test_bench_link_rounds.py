@@ -18,10 +18,11 @@ class FakeStore:
     """A store in a dict that notes, for each write, how many keys it already held."""
 
     def __init__(self):
-        self.kept, self.held_at_write = {}, []
+        self.kept, self.held_at_write, self.codecs = {}, [], []
 
     def write_tensor(self, k, t, codec):
         self.held_at_write.append(len(self.kept))
+        self.codecs.append(codec)
         self.kept[k] = (t.clone(), codec)
 
     def write_tensors(self, ts, codec):
@@ -49,14 +50,18 @@ def test_rounds_warm_up_start_empty_and_collect(monkeypatch):
     ts = {"a": torch.ones(8, dtype=torch.bfloat16), "b": torch.zeros(4, dtype=torch.bfloat16)}
     codecs = ["none", "planes", "auto"]
     recs = bench_link._run(st, ts, codecs, reps=3, warmup=2)
-    passes = (2 + 3) * len(codecs)
+    passes = (2 + 3 * 2) * len(codecs)  # each timed one after an untimed one with its codec
     assert len(collected) == passes  # before every pass, warm-ups included
     assert st.held_at_write == [0, 1] * passes  # every pass starts from an empty store
     assert not st.kept
+    by_pass = st.codecs[::2]
+    timed = by_pass[2 * len(codecs):]
+    assert timed[::2] == timed[1::2]  # a timed pass follows one with its own codec
+    assert sorted(timed[::2]) == sorted(codecs * 3)
     for r in recs:
         assert r["reps"] == 3 and len(r["round_write_seconds"]) == 3 == len(r["round_read_seconds"])
     auto = next(r for r in recs if r["codec"] == "auto")
-    assert {"auto_vs_best_by_round", "auto_vs_round_best", "auto_vs_none_by_round"} <= auto.keys()
+    assert {"auto_vs_best_by_round", "auto_vs_round_best", "auto_vs_none_by_round", "auto_vs_best_fastest"} <= auto.keys()
 
 
 def test_cheap_rows_get_more_rounds():
@@ -87,10 +92,12 @@ def test_round_ratios_pair_rounds():
     assert out["auto_vs_best_by_round"] == pytest.approx(1.0)
     assert out["auto_vs_none_by_round"] == pytest.approx(1.0)
     assert out["auto_vs_round_best"] == pytest.approx(1.0)
+    assert out["auto_vs_best_fastest"] == pytest.approx(1.0)  # each one's least disturbed round
     # the round's best may be another codec each round: the stricter bar
     lz4 = rec("lz4", [0.5, 3.0, 1.1])
     out = bench_link.round_ratios([none, planes, lz4, auto])
     assert out["auto_vs_round_best"] == pytest.approx(1.1 / 1.3)  # rounds 0.5, 1.0, 1.1/1.3
+    assert out["auto_vs_best_fastest"] == pytest.approx(0.5)
     assert bench_link.round_ratios([none, planes, lz4, rec("auto", [2.0, 6.0, 2.2])])["auto_vs_round_best"] == \
         pytest.approx(0.5)
     assert bench_link.round_ratios([none, planes]) == {}
@@ -107,7 +114,7 @@ def test_markdown_keeps_its_columns_and_adds_the_paired_ones():
     md = bench_link.markdown(recs, None)
     head = next(line for line in md.splitlines() if line.startswith("| workload | transport"))
     for col in ("best", "auto/best", "auto/none", "auto/best by round", "auto/round's best", "auto/none by round",
-                "rounds", "auto chose"):
+                "auto/best fastest", "rounds", "auto chose"):
         assert f"| {col} |" in head
     row = next(line for line in md.splitlines() if line.startswith("| w |"))
-    assert row.count("1.00x") == 5 and "| 3 |" in row
+    assert row.count("1.00x") == 6 and "| 3 |" in row

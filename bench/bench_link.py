@@ -73,11 +73,21 @@ def round_order(codecs: list[str], i: int) -> list[str]:
     return order[::-1] if i % 2 else order
 
 
-def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
+def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, min_seconds: float = 0.0,
+         max_reps: int = 0, settle: int = 1) -> list[dict]:
     """Every codec, in rounds: each round writes and reads with each codec in turn (see round_order), so that
     what warms up or drifts over a run (the heap, buffer pools, the node, other load) and what one codec leaves
-    to the next (garbage, a link estimate) fall on all codecs alike. The first round warms up and checks the
-    data; the medians of the others count."""
+    to the next (garbage, a link estimate) fall on all codecs alike. Each pass starts from a collected heap and
+    an empty store (the tensors are deleted after it, untimed): stored bytes do not pile up, and every write
+    writes a new key. What a pass leaves behind may still shape the next (the frames a store recycles, the
+    node's memory, the link estimate), and which codec precedes which follows from the order: in 5 timed
+    rounds of none, planes, lz4, zstd, auto, auto follows zstd in 3 and none in 2, none follows auto in 3. So
+    each timed pass comes right after settle untimed passes with its own codec, and starts from the state its
+    own codec leaves, as a run of it would. The first warmup rounds warm
+    up and check the data; then at least reps rounds are timed, and more while they took less than
+    min_seconds in all, up to max_reps (default: 3 x reps): cheap rows get more rounds. Medians over the timed
+    rounds count, and each round's times are kept (round_ratios)."""
+    import gc
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
     outs = {k: torch.empty_like(t) for k, t in tensors.items()}
@@ -86,30 +96,73 @@ def _run(store, tensors: dict, codecs: list[str], reps: int) -> list[dict]:
     stored = {c: [] for c in codecs}
     chosen = {c: set() for c in codecs}
     by_round = {c: [] for c in codecs}  # what each timed round chose: auto may try a codec once and turn back
-    for i in range(reps + 1):
+    max_reps = max(max_reps or 3 * reps, reps)
+    timed, i = 0.0, 0
+    while i < warmup + reps or (timed < min_seconds and i < warmup + max_reps):
         for codec in round_order(codecs, i):
+            for _ in range(settle if i >= warmup else 0):
+                gc.collect()
+                _pass(store, tensors, outs, codec)
+                for k in tensors:
+                    store.delete(k)
+            gc.collect()
             w, r, back = _pass(store, tensors, outs, codec)
             # what was stored and chosen, outside the timing
             stats = [store.stat(k) for k in tensors]
-            if i:
+            if i >= warmup:
+                timed += w + r
                 wt[codec].append(w)
                 rt[codec].append(r)
                 stored[codec].append(sum(st["stored_bytes"] for st in stats))
                 chosen[codec] |= {st["codec"] for st in stats}  # over every timed round
                 by_round[codec].append("/".join(sorted({st["codec"] for st in stats})))
-                continue
-            if codec not in ("q4", "q8"):
+            elif codec not in ("q4", "q8"):
                 for k, t in tensors.items():
                     if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
                         raise AssertionError(f"{codec}: {k} did not read back bit-exact")
-    for k in tensors:
-        store.delete(k)
+            del back
+            for k in tensors:
+                store.delete(k)
+        i += 1
     out = []
     for c in codecs:
         w, r, st = statistics.median(wt[c]), statistics.median(rt[c]), statistics.median(stored[c])
         out.append({"codec": c, "chosen": sorted(chosen[c]), "chosen_by_round": by_round[c], "raw_bytes": raw, "stored_bytes": st,
                     "ratio": raw / st, "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
-                    "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": reps})
+                    "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": len(wt[c]),
+                    "round_write_seconds": wt[c], "round_read_seconds": rt[c]})
+    ratios = round_ratios(out)
+    for r in out:
+        if r["codec"] == "auto":
+            r.update(ratios)
+    return out
+
+
+def round_ratios(recs: list[dict]) -> dict:
+    """auto against the fixed lossless codecs round by round, in write+read speed (> 1: auto faster), medians
+    over the rounds: paired, so that what slowed a whole round (other load on the machine, the node) cancels.
+    auto_vs_best_by_round: against the best codec by median (the table's best) in the same round;
+    auto_vs_round_best: against whichever lossless codec was fastest in that round (a stricter bar: the least
+    of several noisy times is lower than any one's median); auto_vs_none_by_round: against none;
+    auto_vs_best_fastest: auto's fastest round against the fastest round of any lossless codec (other work on
+    the machine only ever slows a pass down, so each one's fastest is the least disturbed). Empty when auto or
+    every lossless codec is missing."""
+    by = {r["codec"]: r for r in recs}
+    auto = by.get("auto")
+    lossless = [by[c] for c in LOSSLESS if c in by]
+    if not auto or not lossless:
+        return {}
+
+    def secs(r):
+        return [w + rd for w, rd in zip(r["round_write_seconds"], r["round_read_seconds"])]
+
+    a = secs(auto)
+    best = max(lossless, key=lambda r: r["write_read_GBps"])
+    out = {"auto_vs_best_by_round": statistics.median(b / x for b, x in zip(secs(best), a)),
+           "auto_vs_round_best": statistics.median(min(ts) / x for x, *ts in zip(a, *map(secs, lossless))),
+           "auto_vs_best_fastest": min(min(secs(r)) for r in lossless) / min(a)}
+    if "none" in by:
+        out["auto_vs_none_by_round"] = statistics.median(n / x for n, x in zip(secs(by["none"]), a))
     return out
 
 
@@ -131,7 +184,7 @@ class Node:
 
 
 def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str],
-            only: str = "") -> list[dict]:
+            only: str = "", warmup: int = 1, min_seconds: float = 0.0, settle: int = 1) -> list[dict]:
     """Every workload and codec over each transport (or mem:// when transports is empty); only: workloads
     whose name contains one of these comma-separated words."""
     import gotensor
@@ -143,13 +196,15 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
             node = Node(tr) if tr != "mem" else None
             try:
                 with gotensor.open(node.url if node else "mem://bench-link") as s:
-                    for res in _run(s, tensors, codecs, reps):
+                    for res in _run(s, tensors, codecs, reps, warmup, min_seconds, settle=settle):
                         r = {"link": link, "transport": tr, "workload": name, **res}
                         codec = r["codec"]
                         recs.append(r)
                         print(f"{link:14} {tr:4} {name:22} {codec:6} ratio {r['ratio']:5.2f} write {r['write_GBps']:6.3f} "
                               f"read {r['read_GBps']:6.3f} write+read {r['write_read_GBps']:6.3f} GB/s "
-                              f"({' '.join(r['chosen_by_round'])})", flush=True)
+                              f"({' '.join(r['chosen_by_round'])})" + (
+                                  f" vs best by round {r['auto_vs_best_by_round']:.2f}x, vs none {r.get('auto_vs_none_by_round', 0):.2f}x"
+                                  if "auto_vs_best_by_round" in r else ""), flush=True)
             finally:
                 if node:
                     node.stop()
@@ -164,14 +219,22 @@ def markdown(recs: list[dict], png: str | None) -> str:
              "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
              "compare auto with it and with none. q8/q4 are lossy and never chosen by auto. The codecs take turns in "
              "rounds, each round rotated one further and every other one reversed, so that no codec always follows "
-             "the same one; the first round warms up.", ""]
+             "the same one; the first round warms up; each pass starts from a collected heap and an empty store, "
+             "and each timed pass follows an untimed one with its own codec (what a pass leaves, such as the "
+             "frames a store recycles, falls on a codec from itself, not from whichever codec preceded it); "
+             "rows that are quick get more rounds (`rounds`). `by round` columns are paired: the median over rounds "
+             "of auto's write+read speed over best's (or none's) in the same round, so that what slowed a whole "
+             "round cancels; `auto/round's best` takes the fastest lossless codec of each round (stricter: the "
+             "least of several noisy times); `auto/best fastest` compares auto's fastest round with the fastest "
+             "round of any lossless codec (other load only ever slows a pass).", ""]
     if png:
         lines += [f"![effective write+read GB/s against link rate]({png})", ""]
     groups: dict[tuple, dict] = {}
     for r in recs:
         groups.setdefault((r["workload"], r["transport"], r["link"]), {})[r["codec"]] = r
     codecs = [c for c in CODECS if any(c in g for g in groups.values())]
-    head = "| workload | transport | link | " + " | ".join(codecs) + " | best | auto/best | auto/none | auto chose |"
+    head = ("| workload | transport | link | " + " | ".join(codecs) + " | best | auto/best | auto/none | "
+            "auto/best by round | auto/round's best | auto/none by round | auto/best fastest | rounds | auto chose |")
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
     for (wl, tr, link), g in groups.items():
         cells = [wl, tr, link]
@@ -184,6 +247,9 @@ def markdown(recs: list[dict], png: str | None) -> str:
         cells.append(f"{best['codec']} {best['write_read_GBps']:.2f}" if best else "-")
         cells.append(f"{auto['write_read_GBps'] / best['write_read_GBps']:.2f}x" if auto and best else "-")
         cells.append(f"{auto['write_read_GBps'] / g['none']['write_read_GBps']:.2f}x" if auto and "none" in g else "-")
+        for k in ("auto_vs_best_by_round", "auto_vs_round_best", "auto_vs_none_by_round", "auto_vs_best_fastest"):
+            cells.append(f"{auto[k]:.2f}x" if auto and k in auto else "-")
+        cells.append(str(auto["reps"]) if auto else "-")
         cells.append("/".join(auto["chosen"]) if auto else "-")
         lines.append("| " + " | ".join(cells) + " |")
     ratios = {}
@@ -230,7 +296,11 @@ def main() -> None:
     ap.add_argument("--json", default=os.path.join(HERE, "results", "link.json"))
     ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--png", default=os.path.join(HERE, "results", "link.png"))
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=3, help="timed rounds, at least")
+    ap.add_argument("--warmup", type=int, default=1, help="rounds before the timed ones, not timed")
+    ap.add_argument("--settle", type=int, default=1, help="untimed passes with a codec right before each timed one")
+    ap.add_argument("--min-seconds", type=float, default=4.0,
+                    help="more timed rounds (up to 3 x --reps) while a row's timed passes took less in all")
     ap.add_argument("--big-mib", type=int, default=256)
     ap.add_argument("--transports", default="tcp,ucx")
     ap.add_argument("--codecs", default=",".join(CODECS))
@@ -247,7 +317,8 @@ def main() -> None:
         if "ucx" in transports and "ucx" not in gotensor.info()["transports"]:
             transports.remove("ucx")
         with open(a.out, "w") as f:
-            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads), f)
+            json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads, a.warmup, a.min_seconds,
+                              a.settle), f)
         return
 
     from netns import ShapedLink, Unshapeable
@@ -256,7 +327,8 @@ def main() -> None:
         links = [(None if l.split("+")[0] == "unshaped" else l.split("+")[0],
                   int(l.split("+")[1].rstrip("us")) if "+" in l else 0) for l in a.links.split(",")]
     recs = [] if a.no_mem else measure("no link (mem://)", [], a.big_mib, a.reps,
-                                        [c for c in codecs if c in LOSSLESS + ["auto"]], a.workloads)
+                                        [c for c in codecs if c in LOSSLESS + ["auto"]], a.workloads, a.warmup, a.min_seconds,
+                                        a.settle)
     for rate, delay in links:
         try:
             link = ShapedLink("gtlink", rate, delay).__enter__()
@@ -266,7 +338,8 @@ def main() -> None:
         with link, tempfile.NamedTemporaryFile(suffix=".json") as out:
             cmd = [sys.executable, os.path.abspath(__file__), "--inner", link.label(), "--out", out.name,
                    "--reps", str(a.reps), "--big-mib", str(a.big_mib), "--transports", ",".join(transports),
-                   "--codecs", ",".join(codecs), "--workloads", a.workloads]
+                   "--codecs", ",".join(codecs), "--workloads", a.workloads, "--warmup", str(a.warmup),
+                   "--min-seconds", str(a.min_seconds), "--settle", str(a.settle)]
             subprocess.run(link.exec(cmd), check=True)
             recs += json.load(open(out.name))
     sys.path.insert(0, HERE)

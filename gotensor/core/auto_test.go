@@ -73,7 +73,7 @@ func newStreamLinkLatency(t *testing.T, rate, share float64, latency time.Durati
 	f := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: latency}, mem: mem}
 	s := Wrap(f)
 	s.now, s.speed = clock.now, fixedSpeeds
-	s.cpu = func() (cpuTimes, bool) {
+	s.cpu = func(bool) (cpuTimes, bool) {
 		ns := uint64(clock.now().UnixNano())
 		return cpuTimes{busy: uint64(share * float64(ns)), total: ns}, true
 	}
@@ -177,13 +177,13 @@ func TestPeerShares(t *testing.T) {
 			t.Errorf("%s: %v, want %v", url, got, want)
 		}
 	}
-	a, ok := readCPU()
+	a, ok := readCPU(true)
 	if !ok {
 		t.Skip("no process CPU time here")
 	}
 	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
 	}
-	b, _ := readCPU()
+	b, _ := readCPU(true)
 	if v, ok := cpuShare(a, b); !ok || v <= 0 || v > 1.05 {
 		t.Errorf("a busy loop: share %v %v", v, ok)
 	}
@@ -269,10 +269,10 @@ func TestCPUShareLeavesOutOtherWork(t *testing.T) {
 		t.Cleanup(func() { hog.Process.Kill(); hog.Wait() })
 	}
 	time.Sleep(20 * time.Millisecond)
-	a, _ := readCPU()
+	a, _ := readCPU(true)
 	for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
 	}
-	b, _ := readCPU()
+	b, _ := readCPU(true)
 	if v, ok := cpuShare(a, b); !ok || v < 0.75 {
 		t.Errorf("a busy loop beside %d busy processes: share %v %v", runtime.NumCPU()-1, v, ok)
 	}

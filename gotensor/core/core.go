@@ -30,10 +30,10 @@ type Store struct {
 
 	stats    *stats
 	link     *linkEstimate
-	now      func() time.Time        // the clock transfers are timed by
-	speed    SpeedSource             // codec speeds "auto" weighs
-	cpu      func() (cpuTimes, bool) // the machine's CPU time (readCPU)
-	factors  factors                 // how far "auto"'s expectations were off, per codec
+	now      func() time.Time                     // the clock transfers are timed by
+	speed    SpeedSource                          // codec speeds "auto" weighs
+	cpu      func(withIdle bool) (cpuTimes, bool) // the process's and the machine's CPU time (readCPU)
+	factors  factors                              // how far "auto"'s expectations were off, per codec
 	usage    usageCache
 	probe    sync.Once  // the link probe (see probeLink)
 	choices  choices    // recent "auto" choices

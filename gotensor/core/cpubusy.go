@@ -19,13 +19,20 @@ import (
 // idle time cannot be read, total is wall time times cores.
 type cpuTimes struct{ busy, total uint64 }
 
-// readCPU reads the process's CPU time; false where it cannot.
-func readCPU() (cpuTimes, bool) {
+// readCPU reads the process's CPU time and, withIdle, the machine's idle
+// time (total); false where it cannot. Without it total is 0: getrusage
+// alone is a system call, the idle time a read and parse of /proc/stat
+// (tens of microseconds on a loaded machine), which a streamed write needs
+// only at its ends, not around each encoded piece.
+func readCPU(withIdle bool) (cpuTimes, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return cpuTimes{}, false
 	}
 	busy := uint64(ru.Utime.Nano() + ru.Stime.Nano())
+	if !withIdle {
+		return cpuTimes{busy: busy}, true
+	}
 	if idle, ok := machineIdle(); ok {
 		return cpuTimes{busy: busy, total: busy + idle}, true
 	}

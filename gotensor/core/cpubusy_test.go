@@ -44,7 +44,7 @@ type starvedCPU struct {
 	waited time.Duration // steps so far: the machine busy elsewhere
 }
 
-func (c *starvedCPU) read() (cpuTimes, bool) {
+func (c *starvedCPU) read(bool) (cpuTimes, bool) {
 	return cpuTimes{busy: uint64(c.busy), total: uint64(c.clock.now().Sub(c.start) - c.waited)}, true
 }
 
@@ -98,5 +98,34 @@ func TestCPUShareOfStarvedCoding(t *testing.T) {
 	}
 	if l := s.Stats().Link; l.CPUShare < 0.4 {
 		t.Fatalf("CPU share %.2f after none writes whose moving took half the CPU", l.CPUShare)
+	}
+}
+
+// A streamed write reads the machine's idle time (a read and parse of
+// /proc/stat, tens of microseconds on a loaded machine) at its two ends
+// only; around each encoded piece it reads the process's CPU time alone.
+func TestStreamedWriteReadsIdleTimeAtItsEndsOnly(t *testing.T) {
+	defer func(m, p int64) { StreamMin, StreamPiece = m, p }(StreamMin, StreamPiece)
+	StreamMin, StreamPiece = 1<<20, 256<<10
+	s := newStreamLink(t, 1e9, 0.5)
+	fake := s.cpu
+	var withIdle, without int
+	s.cpu = func(idle bool) (cpuTimes, bool) {
+		if idle {
+			withIdle++
+		} else {
+			without++
+		}
+		return fake(idle)
+	}
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{2 << 20}} // 4 MiB: several pieces
+	for _, spec := range []string{"none", "planes"} {
+		withIdle, without = 0, 0
+		if err := s.WriteTensor(ctx, "w", meta, bf16Weights(2<<20), spec); err != nil {
+			t.Fatal(err)
+		}
+		if withIdle > 2 || without < 4 {
+			t.Errorf("%s: %d reads with the idle time, %d without; want at most 2, and 2 per piece", spec, withIdle, without)
+		}
 	}
 }

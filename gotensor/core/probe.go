@@ -38,7 +38,7 @@ func (s *Store) probeLink(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	c0, cok := s.cpu()
+	c0, cok := s.cpu(true)
 	start := s.now()
 	var sent int64
 	for sent < probeMax && (sent < probeMin || s.now().Sub(start) < probeTime) {
@@ -53,7 +53,7 @@ func (s *Store) probeLink(ctx context.Context) {
 		return
 	}
 	share := -1.0
-	if c1, ok := s.cpu(); ok && cok {
+	if c1, ok := s.cpu(true); ok && cok {
 		if v, ok := cpuShare(c0, c1); ok {
 			share = v * peerShares(s.URL())
 		}

@@ -236,21 +236,39 @@ func (s *Store) streams(raw int64) bool {
 	return raw >= StreamMin && store.Streams(s.st)
 }
 
-// usageCache keeps a store's usage for a second: asking a node is a
-// round trip.
+// usageCache keeps a store's usage for "auto" (is the store nearly
+// full?): asking a node is a round trip, which on a busy connection waits
+// behind the bulk bytes queued before it. Only the first weighing waits
+// for it; after that a usage older than usageTTL is refreshed in the
+// background while the weighing goes on with the one it has, so a write
+// (and the writes of its kind waiting on its choice) never waits on it.
 type usageCache struct {
-	mu sync.Mutex
-	at time.Time
-	u  store.Usage
+	mu         sync.Mutex
+	at         time.Time
+	u          store.Usage
+	refreshing bool
 }
 
+const usageTTL = time.Second
+
 func (s *Store) cachedUsage() store.Usage {
-	s.usage.mu.Lock()
-	defer s.usage.mu.Unlock()
-	if now := time.Now(); s.usage.at.IsZero() || now.Sub(s.usage.at) > time.Second {
-		s.usage.u, s.usage.at = s.st.Usage(), now
+	c := &s.usage
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		c.u, c.at = s.st.Usage(), s.now()
+		return c.u
 	}
-	return s.usage.u
+	if s.now().Sub(c.at) > usageTTL && !c.refreshing {
+		c.refreshing = true
+		go func() {
+			u := s.st.Usage()
+			c.mu.Lock()
+			c.u, c.at, c.refreshing = u, s.now(), false
+			c.mu.Unlock()
+		}()
+	}
+	return c.u
 }
 
 // traceAuto, when GOTENSOR_AUTO_TRACE is set, prints what "auto" weighed

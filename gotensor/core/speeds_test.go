@@ -19,7 +19,7 @@ import (
 // do not promise.
 type contendedLink struct {
 	*streamLink
-	codeRate float64 // raw bytes per second a coded write's coding adds
+	codeRate float64       // raw bytes per second a coded write's coding adds
 	openCost time.Duration // what opening a stream costs beyond the link (a node readying memory), which no transfer shows
 }
 
@@ -56,7 +56,7 @@ func newSlowedLink(t *testing.T, rate, codeRate float64, openCost time.Duration)
 	sl := &streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: 100 * time.Microsecond}, mem: mem}
 	s := Wrap(&contendedLink{streamLink: sl, codeRate: codeRate, openCost: openCost})
 	s.now, s.speed = clock.now, fixedSpeeds
-	s.cpu = func() (cpuTimes, bool) {
+	s.cpu = func(bool) (cpuTimes, bool) {
 		ns := uint64(clock.now().UnixNano())
 		return cpuTimes{busy: 0, total: ns}, true
 	}

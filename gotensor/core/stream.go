@@ -49,7 +49,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	var at int64
 	var encode, move time.Duration
-	var codingCPU uint64 // nanoseconds of CPU the encoding took (see codingCPUOf)
+	var codingCPU uint64  // nanoseconds of CPU the encoding took (see codingCPUOf)
 	var sending time.Time // when the first part left: the link's transfer began
 	defer func() {
 		if err != nil {
@@ -61,13 +61,13 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}()
 	cs := w.ChunkSize()
 	piece := max(cs, StreamPiece/cs*cs)
-	c0, cok := s.cpu()
+	c0, cok := s.cpu(true)
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return ctxErr(ctx)
 		}
 		t0 := s.now()
-		b0, bok := s.cpu()
+		b0, bok := s.cpu(false) // coding's CPU is the process's alone
 		done := s.coding(c.ID())
 		err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p)
 		done()
@@ -75,7 +75,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 			return err
 		}
 		t1 := s.now()
-		b1, ok := s.cpu()
+		b1, ok := s.cpu(false)
 		encode += t1.Sub(t0)
 		codingCPU += codingCPUOf(b0, b1, bok && ok, t1.Sub(t0), parallel.Workers())
 		for _, b := range w.Take() {
@@ -120,7 +120,7 @@ func (s *Store) observeWrite(stored int64, encode, move time.Duration, codingCPU
 		return
 	}
 	s.link.end(toStore, stored, sending)
-	if c1, ok := s.cpu(); ok && cpuOK {
+	if c1, ok := s.cpu(true); ok && cpuOK {
 		c1.busy -= min(c1.busy-cpu0.busy, codingCPU)
 		if v, ok := cpuShare(cpu0, c1); ok {
 			s.link.observeCPU(v * peerShares(s.URL()))

@@ -386,6 +386,44 @@ def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
         dev.close()
 
 
+def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
+    """A compressed cache's data and scale tensors (TorchCompressedDevice over
+    the device) are laid out for appends too: a token's append encodes a few
+    KiB whatever the cache's length, and reads back what was written."""
+    from types import SimpleNamespace
+    from flexgen.compression import CompressionConfig, general_copy_compressed
+    comp = CompressionConfig(num_bits=4, group_size=64, group_dim=2, symmetric=False)
+    cfg = SimpleNamespace(n_head=12, input_dim=768, dtype=np.float16)
+    pol = SimpleNamespace(gpu_batch_size=4, comp_cache_config=comp)
+    with cpu_shim():
+        cpu = pb.TorchDevice("cpu")
+        dev = gtf.GoTensorDevice("mem://", codec="none")
+        try:
+            costs = []
+            for gen in (32, 1024):
+                k, _ = dev.compressed_device.init_cache_one_gpu_batch(
+                    cfg, SimpleNamespace(prompt_len=32, gen_len=gen), pol)
+                heads = k.shape[1]
+                prompt = cpu.compressed_device.compress(torch.randn(32, heads, 64), comp)
+                general_copy_compressed(k, (slice(0, 32), slice(0, heads)), prompt, None)
+                dev.synchronize()
+                new = cpu.compressed_device.compress(torch.randn(1, heads, 64), comp)
+                before = _work()
+                general_copy_compressed(k, (slice(32, 33), slice(0, heads)), new, None)
+                dev.synchronize()
+                costs.append(_work()["encoded"] - before["encoded"])
+                back = k.copy(cpu.compressed_device, (slice(0, 33), slice(0, heads)))
+                dev.synchronize()
+                for i in (0, 1):
+                    got, dt = back.data[i].data, back.data[i].data.dtype
+                    assert torch.equal(got[:32], prompt.data[i].data.to(dt))
+                    assert torch.equal(got[32:], new.data[i].data.to(dt))
+            row = heads * 32 + heads * 2 * 2  # packed data and scales of one token
+            assert all(0 < c <= 8 * row for c in costs), costs
+        finally:
+            dev.close()
+
+
 def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
     """A key's operations run in submission order; a key with nothing
     pending runs on an idle worker, even one that a fixed key hash would

@@ -32,6 +32,7 @@ import torch
 
 import gotensor
 from flexgen import pytorch_backend as pb
+from flexgen.compression import TorchCompressedDevice
 from flexgen.pytorch_backend import DeviceType, TorchDisk, TorchTensor
 from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 
@@ -92,7 +93,7 @@ class GoTensorDevice(TorchDisk):
         self.name = self.path = url
         self.mem_capacity = None
         self.device_type = DeviceType.DISK
-        self.compressed_device = pb.TorchCompressedDevice(self)
+        self.compressed_device = _CompressedOn(self)
         self.links: dict = {}
         self.codec = codec
         self.prefix = prefix if prefix is not None else _run_prefix()
@@ -149,9 +150,13 @@ class GoTensorDevice(TorchDisk):
                  config.input_dim // config.n_head)
         dtype = np.float16 if config.dtype == np.float16 else config.dtype
         k, v = self.allocate(shape, dtype), self.allocate(shape, dtype)
-        with self._meta_lock:  # a token's append then re-encodes and rewrites its row only
-            self._appended.update((k.data, v.data))
+        self._mark_appended(k.data, v.data)
         return k, v
+
+    def _mark_appended(self, *keys: str) -> None:
+        """keys are KV caches: a token's append then re-encodes and rewrites its rows only."""
+        with self._meta_lock:
+            self._appended.update(keys)
 
     def submit_copy(self, dst, dst_indices, src, src_indices):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
@@ -284,7 +289,9 @@ class GoTensorDevice(TorchDisk):
                 q.task_done()
 
     def _codec_for(self, dtype):
-        return self.codec if dtype in _FLOATS else "auto"
+        """The device's codec for floats; for other dtypes (a compressed cache's
+        packed 4-bit bytes) "none" where the device's is "none", else "auto"."""
+        return self.codec if dtype in _FLOATS or self.codec == "none" else "auto"
 
     def _load(self, key, rows: slice | None = None) -> torch.Tensor:
         """The tensor under key, or only its rows [a, b) (read alone from the store)."""
@@ -444,6 +451,16 @@ class GoTensorDevice(TorchDisk):
             self.store.delete(key)
         except gotensor.KeyNotFound:
             pass  # allocated but never written
+
+
+class _CompressedOn(TorchCompressedDevice):
+    """FlexGen's TorchCompressedDevice over a GoTensorDevice, whose KV caches'
+    data and scale tensors are laid out for appends as the device's own are."""
+
+    def init_cache_one_gpu_batch(self, config, task, policy):
+        k, v = super().init_cache_one_gpu_batch(config, task, policy)
+        self.base_device._mark_appended(*(t.data[i].data for t in (k, v) for i in (0, 1)))
+        return k, v
 
 
 def _row_split(indices):

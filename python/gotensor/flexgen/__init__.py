@@ -453,6 +453,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
             written = key in self._sizes
+            fresh = not written and key in self._meta  # allocated, never written: zeros
             chunk_rows = 1 if key in self._appended and len(shape) >= 2 else None
         idx = tuple(dst_indices) if dst_indices is not None else None
         whole = idx is None or (tuple(data.shape) == shape and all(
@@ -464,23 +465,24 @@ class GoTensorDevice(TorchDisk):
                     raise gotensor.InvalidArgument(f"copy into {key!r}: {data.numel()} elements for a tensor of "
                                                    f"shape {tuple(shape)}")
                 full = data.reshape(shape).to(dtype)
-            else:  # the first write of a slice, or gathered indices: the whole tensor
-                full = self._load(key).clone()
+            else:  # the first write of a slice (onto zeros, as a new file is), or gathered indices: the whole tensor
+                full = torch.zeros(shape, dtype=dtype) if fresh else self._load(key).clone()
                 full[idx] = data.to(dtype)
             self.store.write_tensor(key, full, codec=self._codec_for(dtype), chunk_rows=chunk_rows)
             n = full.numel() * full.element_size()
         else:  # a slice (a KV cache append): only the rows it spans are read and written
             start, stop, _ = rows.indices(shape[0])
             if all(_covers(r, d) for r, d in zip(rest[1:], shape[1:])) and tuple(data.shape) == (stop - start,) + shape[1:]:
-                part = data.to(dtype)
+                part = data if data.dtype == dtype else data.to(dtype)
             else:
                 part = self._load(key, rows).clone()
                 part[rest] = data.to(dtype)
             self.store.write_tensor(key, part.contiguous(), rows=slice(start, stop))
             n = part.numel() * part.element_size()
-        self._count("write", n)
+        size = math.prod(shape) * dtype.itemsize
         with self._meta_lock:
-            size = math.prod(shape) * dtype.itemsize
+            self.stats["writes"] += 1
+            self.stats["written_bytes"] += n
             self._held += size - self._sizes.get(key, 0)
             self._sizes[key] = size
             self._peak = max(self._peak, self._held)

@@ -386,6 +386,49 @@ def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
         dev.close()
 
 
+def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
+    """A compressed cache's data and scale tensors (TorchCompressedDevice over
+    the device) are laid out for appends too: a token's append encodes a few
+    KiB whatever the cache's length, and reads back what was written; the
+    append and the read are one job each, for the data and the scales."""
+    from types import SimpleNamespace
+    from flexgen.compression import CompressionConfig
+    comp = CompressionConfig(num_bits=4, group_size=64, group_dim=2, symmetric=False)
+    cfg = SimpleNamespace(n_head=12, input_dim=768, dtype=np.float16)
+    pol = SimpleNamespace(gpu_batch_size=4, comp_cache_config=comp)
+    with cpu_shim():
+        cpu = pb.TorchDevice("cpu")
+        gtf.install()
+        dev = gtf.GoTensorDevice("mem://", codec="none")
+        jobs, submit = [], dev._submit
+        dev._submit = lambda *a: (jobs.append(a[1]), submit(*a))[1]
+        try:
+            costs = []
+            for gen in (32, 1024):
+                k, _ = dev.compressed_device.init_cache_one_gpu_batch(
+                    cfg, SimpleNamespace(prompt_len=32, gen_len=gen), pol)
+                heads = k.shape[1]
+                prompt = cpu.compressed_device.compress(torch.randn(32, heads, 64), comp)
+                pb.general_copy(k, (slice(0, 32), slice(0, heads)), prompt, None)
+                dev.synchronize()
+                new = cpu.compressed_device.compress(torch.randn(1, heads, 64), comp)
+                before, jobs[:] = _work(), []
+                pb.general_copy(k, (slice(32, 33), slice(0, heads)), new, None)
+                dev.synchronize()
+                costs.append(_work()["encoded"] - before["encoded"])
+                back = k.copy(cpu.compressed_device, (slice(0, 33), slice(0, heads)))
+                dev.synchronize()
+                assert len(jobs) == 2, jobs  # the append, the read
+                for i in (0, 1):
+                    got, dt = back.data[i].data, back.data[i].data.dtype
+                    assert torch.equal(got[:32], prompt.data[i].data.to(dt))
+                    assert torch.equal(got[32:], new.data[i].data.to(dt))
+            row = heads * 32 + heads * 2 * 2  # packed data and scales of one token
+            assert all(0 < c <= 8 * row for c in costs), costs
+        finally:
+            dev.close()
+
+
 def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
     """A key's operations run in submission order; a key with nothing
     pending runs on an idle worker, even one that a fixed key hash would
@@ -409,6 +452,27 @@ def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
         dev.synchronize()
         assert all(v == sorted(v) for v in seen.values()) and sum(map(len, seen.values())) == 300
         assert not dev._pending
+    finally:
+        dev.close()
+
+
+def test_a_job_for_several_keys_waits_behind_each_or_is_refused():
+    """A job on (a, b) runs after what is pending on both when they are
+    pending on one queue, and later jobs on either key wait for it; keys
+    pending on different queues refuse it (the caller then goes key by key)."""
+    import threading
+    dev = gtf.GoTensorDevice("mem://", num_copy_threads=2)
+    try:
+        release, seen = threading.Event(), []
+        dev._submit("a", release.wait, 10)
+        assert dev._submit(("a", "b"), seen.append, "ab")
+        dev._submit("b", seen.append, "b")
+        dev._submit("c", seen.append, "c")  # the other queue: runs at once
+        dev._submit("d", release.wait, 10)
+        assert not dev._submit(("a", "d"), seen.append, "never")
+        release.set()
+        dev.synchronize()
+        assert seen[0] == "c" and seen[1:] == ["ab", "b"] and not dev._pending
     finally:
         dev.close()
 

@@ -32,6 +32,8 @@ import torch
 
 import gotensor
 from flexgen import pytorch_backend as pb
+from flexgen import compression
+from flexgen.compression import TorchCompressedDevice, get_compressed_indices
 from flexgen.pytorch_backend import DeviceType, TorchDisk, TorchTensor
 from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 
@@ -92,7 +94,7 @@ class GoTensorDevice(TorchDisk):
         self.name = self.path = url
         self.mem_capacity = None
         self.device_type = DeviceType.DISK
-        self.compressed_device = pb.TorchCompressedDevice(self)
+        self.compressed_device = _CompressedOn(self)
         self.links: dict = {}
         self.codec = codec
         self.prefix = prefix if prefix is not None else _run_prefix()
@@ -149,9 +151,13 @@ class GoTensorDevice(TorchDisk):
                  config.input_dim // config.n_head)
         dtype = np.float16 if config.dtype == np.float16 else config.dtype
         k, v = self.allocate(shape, dtype), self.allocate(shape, dtype)
-        with self._meta_lock:  # a token's append then re-encodes and rewrites its row only
-            self._appended.update((k.data, v.data))
+        self._mark_appended(k.data, v.data)
         return k, v
+
+    def _mark_appended(self, *keys: str) -> None:
+        """keys are KV caches: a token's append then re-encodes and rewrites its rows only."""
+        with self._meta_lock:
+            self._appended.update(keys)
 
     def submit_copy(self, dst, dst_indices, src, src_indices):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
@@ -173,6 +179,27 @@ class GoTensorDevice(TorchDisk):
             self._submit(src.data, self._load_part, src.data, src_indices, dst, dst_indices)
         else:
             raise gotensor.InvalidArgument("GoTensorDevice.submit_copy: neither side is on this device")
+
+    def submit_compressed_copy(self, dst, dst_indices, src, src_indices) -> None:
+        """FlexGen's general_copy_compressed where a side's data and scales are on
+        this device: both parts of a copy between this device and host memory
+        go as one job on one copy thread (the copy costs one queue hop, not
+        two); any other copy goes part by part through submit_copy."""
+        src_data, src_scale = get_compressed_indices(src, src_indices, src.shape)
+        dst_data, dst_scale = get_compressed_indices(dst, dst_indices, dst.shape)
+        parts = [(dst.data[0], tuple(dst_data), src.data[0], tuple(src_data)),
+                 (dst.data[1], tuple(dst_scale), src.data[1], tuple(src_scale))]
+        to_me, from_me = (all(p[0].device is self and p[2].device is not self for p in parts),
+                          all(p[2].device is self and p[0].device is not self for p in parts))
+        if to_me:
+            stores = [(d.data, di, pb.map_to_torch_tensor(s, si)) for d, di, s, si in parts]
+            if self._submit(tuple(k for k, _, _ in stores), self._store_parts,
+                            [(k, di, t, _record_event(t)) for k, di, t in stores]):
+                return
+        elif from_me and self._submit((parts[0][2].data, parts[1][2].data), self._load_parts, parts):
+            return
+        for part in parts:
+            self.submit_copy(*part)
 
     def synchronize(self):
         """Wait for every queued copy; raise the first error one of them hit."""
@@ -253,15 +280,27 @@ class GoTensorDevice(TorchDisk):
         self.synchronize()
 
     # -- the work, on the copy threads ---------------------------------------------
-    def _submit(self, key, fn, *args):
+    def _submit(self, key, fn, *args) -> bool:
+        """Queue fn(*args) behind the operations pending on key. key may be a
+        tuple of keys that one job serves (a compressed tensor's data and
+        scales): it is queued where all of them are pending, or where none is;
+        False, with nothing queued, when they are pending on different queues."""
         if not self._queues:
             raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
+        keys = key if type(key) is tuple else (key,)
         with self._route_lock:
-            route = self._pending.get(key)
-            if route is None:
-                route = self._pending[key] = [min(self._queues, key=lambda q: q.unfinished_tasks), 0]
-            route[1] += 1
-            route[0].put((key, fn, args))
+            routes = [self._pending.get(k) for k in keys]
+            held = [r[0] for r in routes if r is not None]
+            if any(q is not held[0] for q in held):
+                return False
+            q = held[0] if held else min(self._queues, key=lambda q: q.unfinished_tasks)
+            for k, r in zip(keys, routes):
+                if r is None:
+                    self._pending[k] = [q, 1]
+                else:
+                    r[1] += 1
+            q.put((keys, fn, args))
+        return True
 
     def _worker(self, q):
         while True:
@@ -269,22 +308,25 @@ class GoTensorDevice(TorchDisk):
             try:
                 if item is None:
                     return
-                key, fn, args = item
+                keys, fn, args = item
                 try:
                     fn(*args)
                 finally:
                     with self._route_lock:
-                        route = self._pending[key]
-                        route[1] -= 1
-                        if route[1] == 0:
-                            del self._pending[key]
+                        for key in keys:
+                            route = self._pending[key]
+                            route[1] -= 1
+                            if route[1] == 0:
+                                del self._pending[key]
             except BaseException as e:  # re-raised by synchronize()
                 self._errors.append(e)
             finally:
                 q.task_done()
 
     def _codec_for(self, dtype):
-        return self.codec if dtype in _FLOATS else "auto"
+        """The device's codec for floats; for other dtypes (a compressed cache's
+        packed 4-bit bytes) "none" where the device's is "none", else "auto"."""
+        return self.codec if dtype in _FLOATS or self.codec == "none" else "auto"
 
     def _load(self, key, rows: slice | None = None) -> torch.Tensor:
         """The tensor under key, or only its rows [a, b) (read alone from the store)."""
@@ -355,6 +397,14 @@ class GoTensorDevice(TorchDisk):
         self._count("read", out.numel() * out.element_size())
         return True
 
+    def _store_parts(self, parts):
+        for key, dst_indices, data, ready in parts:
+            self._store_part(key, dst_indices, data, ready)
+
+    def _load_parts(self, parts):
+        for dst, dst_indices, src, src_indices in parts:
+            self._load_part(src.data, src_indices, dst, dst_indices)
+
     def _copy_within(self, src_key, src_indices, dst_key, dst_indices):
         self._store_part(dst_key, dst_indices, self._read(src_key, src_indices), None)
 
@@ -403,6 +453,7 @@ class GoTensorDevice(TorchDisk):
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
             written = key in self._sizes
+            fresh = not written and key in self._meta  # allocated, never written: zeros
             chunk_rows = 1 if key in self._appended and len(shape) >= 2 else None
         idx = tuple(dst_indices) if dst_indices is not None else None
         whole = idx is None or (tuple(data.shape) == shape and all(
@@ -414,23 +465,24 @@ class GoTensorDevice(TorchDisk):
                     raise gotensor.InvalidArgument(f"copy into {key!r}: {data.numel()} elements for a tensor of "
                                                    f"shape {tuple(shape)}")
                 full = data.reshape(shape).to(dtype)
-            else:  # the first write of a slice, or gathered indices: the whole tensor
-                full = self._load(key).clone()
+            else:  # the first write of a slice (onto zeros, as a new file is), or gathered indices: the whole tensor
+                full = torch.zeros(shape, dtype=dtype) if fresh else self._load(key).clone()
                 full[idx] = data.to(dtype)
             self.store.write_tensor(key, full, codec=self._codec_for(dtype), chunk_rows=chunk_rows)
             n = full.numel() * full.element_size()
         else:  # a slice (a KV cache append): only the rows it spans are read and written
             start, stop, _ = rows.indices(shape[0])
             if all(_covers(r, d) for r, d in zip(rest[1:], shape[1:])) and tuple(data.shape) == (stop - start,) + shape[1:]:
-                part = data.to(dtype)
+                part = data if data.dtype == dtype else data.to(dtype)
             else:
                 part = self._load(key, rows).clone()
                 part[rest] = data.to(dtype)
             self.store.write_tensor(key, part.contiguous(), rows=slice(start, stop))
             n = part.numel() * part.element_size()
-        self._count("write", n)
+        size = math.prod(shape) * dtype.itemsize
         with self._meta_lock:
-            size = math.prod(shape) * dtype.itemsize
+            self.stats["writes"] += 1
+            self.stats["written_bytes"] += n
             self._held += size - self._sizes.get(key, 0)
             self._sizes[key] = size
             self._peak = max(self._peak, self._held)
@@ -444,6 +496,16 @@ class GoTensorDevice(TorchDisk):
             self.store.delete(key)
         except gotensor.KeyNotFound:
             pass  # allocated but never written
+
+
+class _CompressedOn(TorchCompressedDevice):
+    """FlexGen's TorchCompressedDevice over a GoTensorDevice, whose KV caches'
+    data and scale tensors are laid out for appends as the device's own are."""
+
+    def init_cache_one_gpu_batch(self, config, task, policy):
+        k, v = super().init_cache_one_gpu_batch(config, task, policy)
+        self.base_device._mark_appended(*(t.data[i].data for t in (k, v) for i in (0, 1)))
+        return k, v
 
 
 def _row_split(indices):
@@ -506,8 +568,9 @@ def _weight_from_store(filename: str):
 
 def install() -> None:
     """Patch flexgen so that tensors on a GoTensorDevice load from numpy
-    through gotensor, and compressed or mixed tensors free their parts
-    (FlexGen's own TorchDisk leaks those files)."""
+    through gotensor, a compressed tensor's copy to or from one is one job
+    (GoTensorDevice.submit_compressed_copy), and compressed or mixed tensors
+    free their parts (FlexGen's own TorchDisk leaks those files)."""
     if _originals:
         return
     pb.fix_recursive_import()
@@ -539,6 +602,15 @@ def install() -> None:
                     part.delete()
         return _originals["delete"](self)
 
+    _originals["general_copy_compressed"] = compression.general_copy_compressed
+
+    def general_copy_compressed(dst, dst_indices, src, src_indices):
+        for side in (dst, src):
+            dev = side.data[0].device if side.device.device_type == DeviceType.COMPRESSED else None
+            if isinstance(dev, GoTensorDevice):
+                return dev.submit_compressed_copy(dst, dst_indices, src, src_indices)
+        return _originals["general_copy_compressed"](dst, dst_indices, src, src_indices)
+
     from flexgen import flex_opt
     _originals["download_opt_weights"] = flex_opt.download_opt_weights
 
@@ -551,13 +623,18 @@ def install() -> None:
     TorchTensor.load_from_np_file = load_from_np_file
     TorchTensor.delete = delete
     flex_opt.download_opt_weights = download_opt_weights
+    compression.general_copy_compressed = pb.general_copy_compressed = general_copy_compressed  # pb's is what
+    # general_copy calls; fix_recursive_import() copies compression's into pb again
 
 
 def uninstall() -> None:
     """Undo install()."""
     from flexgen import flex_opt
     for name, fn in _originals.items():
-        setattr(flex_opt if name == "download_opt_weights" else TorchTensor, name, fn)
+        if name == "general_copy_compressed":
+            compression.general_copy_compressed = pb.general_copy_compressed = fn
+        else:
+            setattr(flex_opt if name == "download_opt_weights" else TorchTensor, name, fn)
     _originals.clear()
     _weights.clear()
 

@@ -49,10 +49,10 @@ type Writer struct {
 	slabUsed int      // bytes of the last slab handed out
 	carved   int64    // raw bytes of the chunks rooms were carved for
 	state    []uint8
-	nReady int
-	taken  int
-	active int  // WriteAt calls in progress
-	closed bool // finished or aborted
+	nReady   int
+	taken    int
+	active   int  // WriteAt calls in progress
+	closed   bool // finished or aborted
 }
 
 const (

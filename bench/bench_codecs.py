@@ -53,6 +53,7 @@ def datasets() -> dict[str, torch.Tensor]:
 # millisecond, and five calls are too few for a median on a shared machine.
 MIN_SECONDS = 0.25
 ROUNDS = 5
+CLOCK = time.perf_counter  # --clock cpu: time.process_time, the process's CPU time (all its threads)
 
 
 class Cell:
@@ -71,9 +72,9 @@ class Cell:
         spent, n = 0.0, 0
         while n < calls or spent < seconds:
             arg = self._arg()
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             self.fn(arg)
-            d = time.perf_counter() - t0
+            d = CLOCK() - t0
             self.times.append(d)
             spent, n = spent + d, n + 1
 
@@ -182,7 +183,7 @@ def fmt(v):
 
 
 def main() -> None:
-    global MIN_SECONDS
+    global MIN_SECONDS, CLOCK
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="bench/results/codecs.json")
     ap.add_argument("--md", default="bench/RESULTS.md")
@@ -193,8 +194,13 @@ def main() -> None:
                     "(zipnn, zstandard, lz4, zlib, memcpy) to run, e.g. q4,q8,zstd,zstandard; "
                     "prints the rows and writes no results")
     ap.add_argument("--datasets", help="comma-separated datasets (stories260K, all-MiniLM-L6-v2)")
+    ap.add_argument("--dtypes", help="comma-separated dtypes (bfloat16, float16, float32)")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time cells by wall clock, or by the process's CPU time (steadier on a loaded machine; "
+                    "1-core cells only: all-core cells add up their threads)")
     args = ap.parse_args()
     MIN_SECONDS = args.min_seconds
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     only = set(args.only.split(",")) if args.only else None
     torch.set_num_threads(1)
     records = []
@@ -202,6 +208,8 @@ def main() -> None:
         if args.datasets and ds not in args.datasets.split(","):
             continue
         for dtype in (torch.bfloat16, torch.float16, torch.float32):
+            if args.dtypes and str(dtype).removeprefix("torch.") not in args.dtypes.split(","):
+                continue
             t = w.to(dtype)
             reps = args.reps if t.numel() * t.element_size() < 20e6 else max(3, args.reps // 2)
             cells: list[Cell] = []

@@ -12,9 +12,18 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-// scratch holds per-chunk coding outputs of whole writes until they are
-// laid out in the frame.
+// scratch holds the slabs coded chunks of whole writes wait in until they
+// are laid out in the frame.
 var scratch = pool.NewBytes(128<<20, 8*runtime.NumCPU()+8)
+
+// slabBytes is the size of a scratch slab. A whole frame's size is known
+// only once its last chunk is coded, so every coded chunk waits in scratch
+// until Finish; carved from slabs back to back (each chunk given back the
+// room it did not fill) rather than one buffer each, a 44-chunk write
+// holds 5 slabs, which the pool's bound per size class keeps for the next
+// write, where 44 one-chunk buffers were more than it keeps and half were
+// allocated anew every write.
+const slabBytes = 8 << 20
 
 // Writer builds one frame; every write path uses it. The tensor's bytes
 // arrive whole (Encode) or in parts (WriteAt: staged from a GPU, or
@@ -34,14 +43,16 @@ type Writer struct {
 	alloc Alloc  // nil: the frame leaves in pieces
 	out   []byte // the whole frame, when its layout is known up front
 
-	mu     sync.Mutex
-	enc    [][]byte // per chunk not in out: its encoded (or raw) bytes
-	pooled []bool   // enc[i] is scratch, to return
-	state  []uint8
-	nReady int
-	taken  int
-	active int  // WriteAt calls in progress
-	closed bool // finished or aborted
+	mu       sync.Mutex
+	enc      [][]byte // per chunk not in out: its encoded (or raw) bytes
+	slabs    [][]byte // scratch the chunks in enc are carved from, to return
+	slabUsed int      // bytes of the last slab handed out
+	carved   int64    // raw bytes of the chunks rooms were carved for
+	state    []uint8
+	nReady   int
+	taken    int
+	active   int  // WriteAt calls in progress
+	closed   bool // finished or aborted
 }
 
 const (
@@ -63,7 +74,7 @@ func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc
 	if alloc != nil && c.ID() == codec.IDNone {
 		w.out = alloc.Get(h.Size() + int(h.RawSize))
 	} else {
-		w.enc, w.pooled = make([][]byte, n), make([]bool, n)
+		w.enc = make([][]byte, n)
 	}
 	return w, nil
 }
@@ -172,33 +183,80 @@ func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}
 		return nil
 	}
+	var room []byte // scratch for the chunk, when the frame is built whole
+	if w.alloc != nil {
+		room = w.carve(len(src))
+	}
 	if w.c.ID() != codec.IDNone {
-		var buf []byte
-		if w.alloc != nil {
-			buf = scratch.Get(len(src))
-		}
-		out, aux, err := w.c.Encode(buf, src, w.in)
+		out, aux, err := w.c.Encode(room, src, w.in)
 		if err != nil {
-			scratch.Put(buf)
+			w.settle(room, 0)
 			return err
 		}
 		if keepCoded(out, src) {
-			w.enc[i], w.pooled[i] = out, w.alloc != nil
+			w.settle(room, within(out, room))
+			w.enc[i] = out
 			w.h.Chunks[i] = Chunk{EncLen: uint32(len(out)), CRC: crc32c(out), Aux: aux}
 			return nil
 		}
-		scratch.Put(out)
 	}
 	switch { // stored raw
 	case retain:
+		w.settle(room, 0)
 		w.enc[i] = src
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: crc32c(src)}
 	default:
-		dst := make([]byte, len(src))
+		dst := room
+		if dst == nil {
+			dst = make([]byte, len(src))
+		}
+		w.settle(room, len(src))
 		w.enc[i] = dst
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}
 	}
 	return nil
+}
+
+// carve returns n bytes of scratch for a chunk of n raw bytes (a coded
+// chunk is kept only when smaller): the rest of the last slab, else a new
+// one of slabBytes, or of the raw bytes left when fewer (a small tensor
+// takes no more than it needs), or of n when more.
+func (w *Writer) carve(n int) []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.carved += int64(n)
+	if k := len(w.slabs); k == 0 || len(w.slabs[k-1])-w.slabUsed < n {
+		size := max(n, int(min(slabBytes, w.h.RawSize-w.carved+int64(n))))
+		w.slabs, w.slabUsed = append(w.slabs, scratch.Get(size)), 0
+	}
+	s := w.slabs[len(w.slabs)-1]
+	room := s[w.slabUsed : w.slabUsed+n : w.slabUsed+n]
+	w.slabUsed += n
+	return room
+}
+
+// settle gives back the end of room past its first used bytes, when room
+// is still the last one carved: chunks coded one after another lie back to
+// back.
+func (w *Writer) settle(room []byte, used int) {
+	if len(room) == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.slabs[len(w.slabs)-1]
+	if w.slabUsed >= len(room) && &s[w.slabUsed-len(room)] == &room[0] {
+		w.slabUsed -= len(room) - used
+	}
+}
+
+// within is how many bytes of room out fills: len(out) when the codec
+// coded into room, else 0.
+func within(out, room []byte) int {
+	if len(out) > 0 && len(room) > 0 && &out[0] == &room[0] {
+		return len(out)
+	}
+	return 0
 }
 
 // keepCoded is the frame's one keep-raw rule: a coded chunk is kept only
@@ -220,13 +278,9 @@ func copyCRC(dst, src []byte) uint32 {
 
 // dropChunk forgets chunk i's bytes (under the lock).
 func (w *Writer) dropChunk(i int) {
-	if w.enc == nil {
-		return
+	if w.enc != nil {
+		w.enc[i] = nil
 	}
-	if w.pooled[i] {
-		scratch.Put(w.enc[i])
-	}
-	w.enc[i], w.pooled[i] = nil, false
 }
 
 // release returns every buffer the writer holds (under the lock, once
@@ -235,6 +289,10 @@ func (w *Writer) release() {
 	for i := range w.enc {
 		w.dropChunk(i)
 	}
+	for _, s := range w.slabs {
+		scratch.Put(s)
+	}
+	w.slabs, w.slabUsed = nil, 0
 	if w.out != nil {
 		w.alloc.Put(w.out)
 		w.out = nil

@@ -18,6 +18,14 @@ freed in random sizes by 8 threads, fragment its arenas: the client's RSS then g
 operations on mem:// while the Go heap stayed under 0.5 GiB (GODEBUG=gctrace=1). The soak fixes the threshold
 at --mmap-threshold (M_MMAP_THRESHOLD; 0 keeps glibc's default) so that RSS measures gotensor, not the
 allocator of the test's own tensors; the table says which was used.
+A node runs with its metrics and Go's profiles on loopback ports: its Go heap (in use; idle and kept, not
+returned to the OS; all it mapped) is sampled beside its RSS and printed as peaks per phase, and --node-profile
+DIR saves its heap profile at the end of warm-up and at the end (`go tool pprof -sample_index=alloc_space`
+says where its allocations came from). A node's RSS is its Go heap: with GOGC's default the heap runs up to
+twice what is live before a collection, so a node that allocated every received payload anew (ucx's did,
+leaving the store's pool of replaced frames unused) had RSS following the random peaks of what was stored and
+in flight; received frames now land in memory the store lends, as over tcp.
+
 JSON and a RESULTS.md section; exits 1 if a check fails.
 """
 

@@ -6,9 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/store"
-	"github.com/gotensor/gotensor/gotensor/tensor"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
@@ -60,46 +58,5 @@ func TestLentAndLeasedFrames(t *testing.T) {
 	r.Done()
 	if st.released.Load() != 1 {
 		t.Fatalf("%d releases", st.released.Load())
-	}
-}
-
-// A streamed frame is assembled, at its commit, in memory the store lends,
-// and that memory goes back when the store refuses the frame.
-func TestStreamedFrameLandsInLentMemory(t *testing.T) {
-	st := &lending{Mem: store.NewMem("mem://t", 5000)}
-	ups := NewUploads(1<<20, st)
-	f, err := frame.Encode(tensor.Meta{DType: tensor.Uint8, Shape: []int64{4096}}, make([]byte, 4096), "none", frame.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hl, err := frame.HeaderLen(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream := func(key string) *wire.Message {
-		for off := hl; off < len(f); off += 1000 {
-			part := f[off:min(off+1000, len(f))]
-			m := &wire.Message{Header: wire.Header{Op: wire.OpPutPart, Arg: uint64(off - hl)}, Key: key, Payload: part}
-			if r := ups.Handle(m); r == nil || r.Status != 0 {
-				t.Fatalf("part at %d: %+v", off, r)
-			}
-		}
-		m := &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: key, Payload: f[:hl]}
-		if r := ups.Handle(m); r != nil {
-			t.Fatalf("commit answered %s", r.Payload)
-		}
-		return Handle(context.Background(), st, m)
-	}
-	if r := stream("a"); r.Status != 0 {
-		t.Fatalf("put: %s", r.Payload)
-	}
-	if got, err := st.Get(context.Background(), "a"); err != nil || !bytes.Equal(got, f) {
-		t.Fatalf("stored frame differs: %v", err)
-	}
-	if r := stream("b"); r.Status == 0 { // two frames pass the store's capacity
-		t.Fatal("put past capacity accepted")
-	}
-	if st.lent.Load() != 2 || st.returned.Load() != 1 {
-		t.Fatalf("lent %d, returned %d", st.lent.Load(), st.returned.Load())
 	}
 }

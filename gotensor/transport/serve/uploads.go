@@ -19,7 +19,6 @@ type Uploads struct {
 	mu    sync.Mutex
 	open  map[string]*upload
 	limit uint64
-	st    store.Store // committed frames are assembled in memory it lends (see store.Lender)
 }
 
 type upload struct {
@@ -34,9 +33,9 @@ func (u *upload) release() {
 	u.releases = nil
 }
 
-// NewUploads keeps uploads of frames of at most limit bytes for st.
-func NewUploads(limit uint64, st store.Store) *Uploads {
-	return &Uploads{open: map[string]*upload{}, limit: limit, st: st}
+// NewUploads keeps uploads of frames of at most limit bytes.
+func NewUploads(limit uint64) *Uploads {
+	return &Uploads{open: map[string]*upload{}, limit: limit}
 }
 
 // Handle serves put-part and put-abort, and turns put-commit into the put
@@ -83,15 +82,12 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		if up == nil {
 			return wire.Fail(m, errs.New(errs.InvalidArgument, "commit of %q without parts", m.Key))
 		}
-		f, err := commit(up.parts, m.Payload, u.st)
+		f, err := commit(up.parts, m.Payload)
 		if err != nil {
 			up.release()
 			return wire.Fail(m, err)
 		}
 		m.Op, m.Payload = wire.OpPut, f
-		if l, ok := u.st.(store.Lender); ok { // a refused frame's memory goes back
-			m.Lent = l.ReturnFrame
-		}
 		prev := m.Release
 		m.Release = func() {
 			up.release()
@@ -104,9 +100,8 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 	return wire.Fail(m, errs.New(errs.Internal, "not a streamed-write op"))
 }
 
-// commit assembles the frame for st once the parts tile the payload hdr
-// announces.
-func commit(p *store.Parts, hdr []byte, st store.Store) ([]byte, error) {
+// commit assembles the frame once the parts tile the payload hdr announces.
+func commit(p *store.Parts, hdr []byte) ([]byte, error) {
 	h, err := frame.ParseHeader(hdr, frame.Limits{MaxRawBytes: 1 << 62})
 	if err != nil {
 		return nil, err
@@ -117,7 +112,7 @@ func commit(p *store.Parts, hdr []byte, st store.Store) ([]byte, error) {
 	if got, want := p.Size(), h.PayloadSize(); got != want {
 		return nil, errs.New(errs.CorruptData, "streamed frame has %d payload bytes, its header says %d", got, want)
 	}
-	return p.FrameFor(hdr, st) // refuses gaps and overlaps
+	return p.Frame(hdr) // refuses gaps and overlaps
 }
 
 func (u *Uploads) drop(key string) {

@@ -18,6 +18,14 @@ freed in random sizes by 8 threads, fragment its arenas: the client's RSS then g
 operations on mem:// while the Go heap stayed under 0.5 GiB (GODEBUG=gctrace=1). The soak fixes the threshold
 at --mmap-threshold (M_MMAP_THRESHOLD; 0 keeps glibc's default) so that RSS measures gotensor, not the
 allocator of the test's own tensors; the table says which was used.
+A node runs with its metrics and Go's profiles on loopback ports: its Go heap (in use; idle and kept, not
+returned to the OS; all it mapped) is sampled beside its RSS and printed as peaks per phase, and --node-profile
+DIR saves its heap profile at the end of warm-up and at the end (`go tool pprof -sample_index=alloc_space`
+says where its allocations came from). A node's RSS is its Go heap: with GOGC's default the heap runs up to
+twice what is live before a collection, so a node that allocated every received payload anew (ucx's did,
+leaving the store's pool of replaced frames unused) had RSS following the random peaks of what was stored and
+in flight; received frames now land in memory the store lends, as over tcp.
+
 JSON and a RESULTS.md section; exits 1 if a check fails.
 """
 
@@ -34,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 import torch
 
@@ -161,29 +170,59 @@ def worker(store, tid: int, ops: int, max_bytes: int, seed: int, errors: list, c
 
 
 class Node:
+    """A `gotensor serve` node of its own, with its metrics (the Go heap's figures are sampled) and Go's profiles
+    (--node-profile saves heap profiles) on loopback ports of their own."""
+
     def __init__(self, transport: str, capacity: str):
         env = dict(os.environ, UCX_TLS="sm,tcp") if transport == "ucx" else None
         self.p = subprocess.Popen([sys.executable, "-m", "gotensor", "serve", "--listen", "127.0.0.1:0", "--transport",
-                                   transport, "--capacity", capacity], stdout=subprocess.PIPE, text=True, env=env)
+                                   transport, "--capacity", capacity, "--metrics", "127.0.0.1:0", "--pprof", "127.0.0.1:0"],
+                                  stdout=subprocess.PIPE, text=True, env=env)
         line = self.p.stdout.readline()
         self.url = line.split("listening on ")[1].split()[0] + ("?transports=sm,tcp" if transport == "ucx" else "")
+        self.metrics = line.split("metrics ")[1].split(",")[0].split(")")[0]
+        self.pprof = line.split("pprof ")[1].split(")")[0]
+
+    def go_heap(self) -> dict:
+        """The node's Go heap (runtime.MemStats through its metrics): in use, idle and not returned to the OS, sys."""
+        want = {"go_memstats_heap_inuse_bytes": "inuse", "go_memstats_heap_idle_bytes": "idle",
+                "go_memstats_heap_released_bytes": "released", "go_memstats_sys_bytes": "sys",
+                "go_memstats_next_gc_bytes": "next_gc"}
+        out = {}
+        with urllib.request.urlopen(self.metrics, timeout=10) as r:
+            for line in r.read().decode().splitlines():
+                name, _, value = line.partition(" ")
+                if name in want:
+                    out[want[name]] = float(value)
+        return out
+
+    def save_profile(self, path: str) -> None:
+        """The node's heap profile (pprof's format; `go tool pprof -sample_index=inuse_space`) and, beside it,
+        the text form that ends in runtime.MemStats."""
+        for suffix, query in ((".pb.gz", "heap?gc=1"), (".txt", "heap?debug=1&gc=1")):
+            with urllib.request.urlopen(self.pprof + query, timeout=60) as r, open(path + suffix, "wb") as f:
+                f.write(r.read())
 
     def stop(self):
         self.p.terminate()
         self.p.wait(timeout=30)
 
 
-def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
+def soak(name, url, node, threads, ops, max_bytes, seed, profile_dir="") -> dict:
     import gotensor
     errors, counts, lock = [], {}, threading.Lock()
-    # (fraction done, client rss, node rss, stored bytes); the fill phase counts as done 0. What the store
+    # (fraction done, client rss, node rss, stored bytes, node's Go heap); the fill phase counts as done 0. What the store
     # holds at a sample varies with the random operations: the check is on RSS less the bytes it holds where
     # it holds them in memory (the client for mem://, the node for a node), so that it measures overhead.
     samples = []
     in_client = url.startswith("mem://")
     with gotensor.open(url) as store:
         def sample(done):
-            samples.append((done, rss(), rss(node.p.pid) if node else 0, store.usage()["bytes"]))
+            samples.append((done, rss(), rss(node.p.pid) if node else 0, store.usage()["bytes"], node.go_heap() if node else {}))
+            if node and profile_dir and done > 0.25 and not profiled:  # warm-up is over
+                node.save_profile(os.path.join(profile_dir, f"{name}-warm"))
+                profiled.append(done)
+        profiled = []
         t0 = time.perf_counter()
         fillers = [threading.Thread(target=fill, args=(store, i, threads, max_bytes)) for i in range(threads)]
         for t in fillers:
@@ -208,6 +247,8 @@ def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
             t.join()
         secs = time.perf_counter() - t0
         left = store.keys("soak/")
+        if node and profile_dir:
+            node.save_profile(os.path.join(profile_dir, f"{name}-end"))
     warm = [s for s in samples if s[0] <= 0.25] or samples[:1]
     after = [s for s in samples if s[0] > 0.25] or samples[-1:]
     def peak(ss, i, held):  # the peak RSS, and the peak of RSS less the stored bytes held there
@@ -223,6 +264,10 @@ def soak(name, url, node, threads, ops, max_bytes, seed) -> dict:
            "node_rss_growth": (node_after / node_warm - 1) if node_warm else 0.0, "node_net_warm": node_net_warm,
            "node_net_after": node_net_after, "node_growth": (node_net_after / node_net_warm - 1) if node_warm else 0.0,
            "stored_max": max(x[3] for x in samples)}
+    if node:  # the node's Go heap, peaks per phase: in use; idle and kept (not returned to the OS); all it mapped
+        for phase, ss in (("warm", warm), ("after", after)):
+            for k, f in (("inuse", lambda h: h["inuse"]), ("kept", lambda h: h["idle"] - h["released"]), ("sys", lambda h: h["sys"])):
+                rec[f"node_heap_{k}_{phase}"] = max(f(x[4]) for x in ss)
     rec["ok"] = not errors and not left and rec["client_growth"] <= 0.10 and rec["node_growth"] <= 0.10
     return rec
 
@@ -252,12 +297,16 @@ def main() -> int:
     ap.add_argument("--stores", default="mem,file,tcp,ucx")
     ap.add_argument("--error-calls", type=int, default=200_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--node-profile", default="", metavar="DIR",
+                    help="save each node's Go heap profile at the end of warm-up and at the end into DIR")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "soak.json"))
     ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--mmap-threshold", type=int, default=128 << 10,
                     help="fix glibc malloc's mmap threshold at this many bytes (0: glibc's dynamic default)")
     a = ap.parse_args()
     fixed = fix_mmap_threshold(a.mmap_threshold)
+    if a.node_profile:
+        os.makedirs(a.node_profile, exist_ok=True)
     import gotensor
     sys.path.insert(0, HERE)
     from _report import update_markdown, write_json
@@ -270,7 +319,7 @@ def main() -> int:
             node = Node(kind, "4GiB") if kind in ("tcp", "ucx") else None
             url = node.url if node else ("mem://soak" if kind == "mem" else f"file://{tmp}/soak?fsync=false")
             try:
-                r = soak(kind, url, node, a.threads, a.ops, a.max_bytes, a.seed)
+                r = soak(kind, url, node, a.threads, a.ops, a.max_bytes, a.seed, a.node_profile)
             finally:
                 if node:
                     node.stop()
@@ -280,6 +329,10 @@ def main() -> int:
                   f"({r['client_rss_growth']:+.1%}; less stored {r['client_growth']:+.1%}), node {r['node_rss_warm'] / 2**20:.0f} -> "
                   f"{r['node_rss_after'] / 2**20:.0f} MiB ({r['node_rss_growth']:+.1%}; less stored {r['node_growth']:+.1%}), "
                   f"stored at most {r['stored_max'] / 2**20:.0f} MiB {'ok' if r['ok'] else 'FAILED'}", flush=True)
+            if node:
+                print("      node Go heap peaks warm-up -> after (MiB): " + ", ".join(
+                    f"{k} {r[f'node_heap_{k}_warm'] / 2**20:.0f} -> {r[f'node_heap_{k}_after'] / 2**20:.0f}"
+                    for k in ("inuse", "kept", "sys")), flush=True)
             for e in r["errors"][:5]:
                 print("   ", e)
     leak = error_leak(a.error_calls)

@@ -25,6 +25,7 @@ func main() {
 	tlsCert := flag.String("tls-cert", "", "PEM certificate: the tcp transport then speaks TLS 1.3")
 	tlsKey := flag.String("tls-key", "", "PEM private key of --tls-cert")
 	metricsAddr := flag.String("metrics", "", "serve Prometheus metrics at http://HOST:PORT/metrics (non-loopback needs --token-file)")
+	pprofAddr := flag.String("pprof", "", "serve Go's profiles (heap, goroutines, CPU) at http://HOST:PORT/debug/pprof/ (non-loopback needs --token-file)")
 	flag.Parse()
 	capBytes, err := store.ParseSize(*capacity)
 	if err != nil {
@@ -32,13 +33,13 @@ func main() {
 		os.Exit(2)
 	}
 	s, err := node.Start(node.ServeOptions{Listen: *listen, Transport: *kind, Capacity: capBytes, Dir: *dir,
-		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, Metrics: *metricsAddr, CapHeap: true, Logf: log.Printf})
+		TokenFile: *tokenFile, TLSCert: *tlsCert, TLSKey: *tlsKey, Metrics: *metricsAddr, Pprof: *pprofAddr, CapHeap: true, Logf: log.Printf})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)
 	}
 	// stdout, one line: launchers wait for it to know the node is ready
-	fmt.Printf("gotensor serve: listening on %s%s (capacity %s, dir %s%s)\n", s.URL(), tlsNote(*tlsCert), *capacity, orNone(*dir), metricsNote(s.MetricsAddr()))
+	fmt.Printf("gotensor serve: listening on %s%s (capacity %s, dir %s%s%s)\n", s.URL(), tlsNote(*tlsCert), *capacity, orNone(*dir), metricsNote(s.MetricsAddr()), pprofNote(s.PprofAddr()))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
@@ -64,4 +65,11 @@ func metricsNote(addr string) string {
 		return ""
 	}
 	return ", metrics http://" + addr + "/metrics"
+}
+
+func pprofNote(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return ", pprof http://" + addr + "/debug/pprof/"
 }

@@ -29,6 +29,7 @@ type ServeOptions struct {
 	TLSKey    string // its PEM private key
 	CapHeap   bool   // a process of its own: keep the Go heap just above Capacity (see capHeap)
 	Metrics   string // host:port to serve Prometheus metrics at /metrics on ("": none); loopback unless a token is set
+	Pprof     string // host:port to serve Go's profiles at /debug/pprof/ on ("": none); loopback unless a token is set
 	Logf      func(format string, args ...any)
 }
 
@@ -39,6 +40,8 @@ type Node struct {
 	metricsAddr string
 	stop        func()
 	stopMetrics func()
+	pprofAddr   string
+	stopPprof   func()
 	store       store.Store
 	budget      *serve.Budget
 }
@@ -52,6 +55,9 @@ func (n *Node) Addr() string { return n.addr }
 // MetricsAddr is the host:port serving /metrics ("" without ServeOptions.Metrics).
 func (n *Node) MetricsAddr() string { return n.metricsAddr }
 
+// PprofAddr is the host:port serving /debug/pprof/ ("" without ServeOptions.Pprof).
+func (n *Node) PprofAddr() string { return n.pprofAddr }
+
 // Store is what the node serves.
 func (n *Node) Store() store.Store { return n.store }
 
@@ -62,6 +68,7 @@ func (n *Node) Budget() *serve.Budget { return n.budget }
 func (n *Node) Shutdown() error {
 	n.stop()
 	n.stopMetrics()
+	n.stopPprof()
 	return n.store.Close()
 }
 
@@ -135,8 +142,11 @@ func Start(o ServeOptions) (*Node, error) {
 	if err := CheckListenAddr(o.Listen, token); err != nil {
 		return nil, err
 	}
-	if o.Metrics != "" {
-		if err := CheckListenAddr(o.Metrics, token); err != nil {
+	for _, addr := range []string{o.Metrics, o.Pprof} {
+		if addr == "" {
+			continue
+		}
+		if err := CheckListenAddr(addr, token); err != nil {
 			return nil, err
 		}
 	}
@@ -163,7 +173,7 @@ func Start(o ServeOptions) (*Node, error) {
 	} else {
 		st = store.NewMem("mem://serve", o.Capacity)
 	}
-	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st), stopMetrics: func() {}}
+	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st), stopMetrics: func() {}, stopPprof: func() {}}
 	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, Logf: o.Logf}
 	if o.Metrics != "" {
 		obs, err := n.serveMetrics(o.Metrics, o.Logf)
@@ -173,10 +183,18 @@ func Start(o ServeOptions) (*Node, error) {
 		}
 		cfg.Observer = obs
 	}
+	if o.Pprof != "" {
+		if err := n.servePprof(o.Pprof, o.Logf); err != nil {
+			n.stopMetrics()
+			st.Close()
+			return nil, err
+		}
+	}
 	if o.Transport == "ucx" {
 		s, err := ucx.Listen(o.Listen, cfg, ucx.ConfigFor(o.UCXTLS, o.Listen))
 		if err != nil {
 			n.stopMetrics()
+			n.stopPprof()
 			st.Close()
 			return nil, err
 		}
@@ -186,6 +204,7 @@ func Start(o ServeOptions) (*Node, error) {
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
 		n.stopMetrics()
+		n.stopPprof()
 		st.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
 	}

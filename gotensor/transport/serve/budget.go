@@ -101,9 +101,26 @@ func (b *Budget) Alloc(m *wire.Message, n uint64) ([]byte, error) {
 	if b.capacity == 0 && b.Held() > Prealloc {
 		return make([]byte, 0, min(n, wire.ReadStep)), nil
 	}
-	if b.lender != nil && m.Op == wire.OpPut { // a whole frame: receive it into the store's own memory
-		m.Lent = b.lender.ReturnFrame
-		return b.lender.LendFrame(int(n))[:n], nil
+	return b.Buffer(m, n), nil
+}
+
+// Buffer is the memory m's payload of n bytes is received into. A whole
+// frame (a put, also one-sided) lands in memory the store lends (a dropped
+// frame's, see store.Lender), so a node that replaces frames reuses their
+// memory instead of making garbage of each; m.Lent then hands it back if
+// the store refuses the frame. Other payloads get new memory.
+func (b *Budget) Buffer(m *wire.Message, n uint64) []byte {
+	if m.Lent = b.Lent(m); m.Lent != nil {
+		return b.lender.LendFrame(int(n))[:n] // every byte is written: not zeroed first
 	}
-	return make([]byte, n), nil
+	return make([]byte, n)
+}
+
+// Lent is what takes back the buffer Buffer gives m's payload (nil: new
+// memory, the garbage collector's), for a receiver that rebuilds m.
+func (b *Budget) Lent(m *wire.Message) func([]byte) {
+	if b.lender != nil && (m.Op == wire.OpPut || m.Op == wire.OpPutRMA) {
+		return b.lender.ReturnFrame
+	}
+	return nil
 }

@@ -30,19 +30,11 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 			return fail(err)
 		}
 	case wire.OpGet:
-		if l, ok := st.(store.Leaser); ok { // the frame stays the store's: it may reuse it once sent
-			b, release, err := l.Lease(ctx, m.Key)
-			if err != nil {
-				return fail(err)
-			}
-			resp.Payload, resp.Release = b, release
-			return resp
-		}
-		b, err := st.Get(ctx, m.Key)
+		b, release, err := Frame(ctx, st, m.Key)
 		if err != nil {
 			return fail(err)
 		}
-		resp.Payload = b
+		resp.Payload, resp.Release = b, release
 	case wire.OpHead:
 		b, size, err := st.Head(ctx, m.Key, int(min(m.Arg, 1<<20)))
 		if err != nil {
@@ -94,6 +86,17 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 		return fail(errs.New(errs.Unsupported, "%s is not served over this transport", m.Op))
 	}
 	return resp
+}
+
+// Frame is the frame under key, to be sent: leased where st leases (the
+// frame stays the store's, which may reuse its memory once release is
+// called), else st's copy (release does nothing). Call release once, after.
+func Frame(ctx context.Context, st store.Store, key string) (b []byte, release func(), err error) {
+	if l, ok := st.(store.Leaser); ok {
+		return l.Lease(ctx, key)
+	}
+	b, err = st.Get(ctx, key)
+	return b, func() {}, err
 }
 
 // Recover, deferred, turns a panic while serving m into m's Internal error.

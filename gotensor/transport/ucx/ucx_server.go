@@ -198,7 +198,7 @@ func (s *Server) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]b
 		s.serveMessage(p, m)
 		return nil, nil, false
 	}
-	return make([]byte, n), release, true
+	return s.cfg.Budget.Buffer(m, n), release, true // a put lands in memory the store lends
 }
 
 func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release func()) {
@@ -226,6 +226,9 @@ func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release fun
 		return
 	}
 	m.Payload, m.Release = payload, release
+	if release != nil { // a rendezvous payload, in the buffer rndvBuffer gave
+		m.Lent = s.cfg.Budget.Lent(m)
+	}
 	if release == nil && len(payload) > 0 { // eager: UCX already holds it, the budget still counts it
 		if m.Release, err = s.cfg.Budget.ReserveFor(m, uint64(len(payload))); err != nil {
 			m.Payload, m.Refused = nil, err
@@ -405,11 +408,15 @@ func (s *Server) putRMA(p *ucxPeer, m *wire.Message) *wire.Message {
 		return wire.Fail(m, err)
 	}
 	defer release()
-	buf := make([]byte, d.Length)
-	if err := s.rma(p, d, buf, false); err != nil {
-		return wire.Fail(m, err)
+	buf := s.cfg.Budget.Buffer(m, d.Length) // in memory the store lends, as a put's
+	err = s.rma(p, d, buf, false)           // returns once UCX is done with buf
+	if err == nil {
+		err = s.cfg.Store.Put(context.Background(), m.Key, buf)
 	}
-	if err := s.cfg.Store.Put(context.Background(), m.Key, buf); err != nil {
+	if err != nil {
+		if m.Lent != nil {
+			m.Lent(buf)
+		}
 		return wire.Fail(m, err)
 	}
 	return &wire.Message{Header: wire.Header{Op: m.Op, ID: m.ID}}
@@ -420,10 +427,11 @@ func (s *Server) getRMA(p *ucxPeer, m *wire.Message) *wire.Message {
 	if err != nil {
 		return wire.Fail(m, err)
 	}
-	frame, err := s.cfg.Store.Get(context.Background(), m.Key)
+	frame, release, err := serve.Frame(context.Background(), s.cfg.Store, m.Key) // leased: reused once written
 	if err != nil {
 		return wire.Fail(m, err)
 	}
+	defer release()
 	resp := &wire.Message{Header: wire.Header{Op: m.Op, ID: m.ID, Arg: uint64(len(frame))}}
 	if uint64(len(frame)) > d.Length || len(frame) == 0 {
 		return resp // the client's buffer is too small (the frame changed): it asks again

@@ -85,7 +85,7 @@ def _serve(args) -> int:
     exe = node_binary()
     argv = [exe, "--listen", args.listen, "--transport", args.transport, "--capacity", args.capacity,
             "--dir", args.dir, "--token-file", args.token_file, "--tls-cert", args.tls_cert,
-            "--tls-key", args.tls_key, "--metrics", args.metrics, *args.extra]
+            "--tls-key", args.tls_key, "--metrics", args.metrics, "--pprof", args.pprof, *args.extra]
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(exe, argv)
@@ -267,6 +267,8 @@ def parser() -> argparse.ArgumentParser:
     ps.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
     ps.add_argument("--metrics", default="", metavar="HOST:PORT",
                     help="serve Prometheus metrics at http://HOST:PORT/metrics (non-loopback needs --token-file)")
+    ps.add_argument("--pprof", default="", metavar="HOST:PORT",
+                    help="serve Go's profiles at http://HOST:PORT/debug/pprof/ (non-loopback needs --token-file)")
     ps.set_defaults(fn=_serve)
 
     pl = sub.add_parser("load", help="load a model's weights (.safetensors or a FlexGen -np directory) into a store",

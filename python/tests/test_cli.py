@@ -75,6 +75,7 @@ def test_help_and_version_do_not_import_torch(args):
 def test_serve_help_shows_defaults():
     out = " ".join(_gotensor("serve", "--help").stdout.split())
     assert "(default: 127.0.0.1:7707)" in out and "(default: tcp)" in out and "(default: 0)" in out
+    assert "--metrics HOST:PORT" in out and "--pprof HOST:PORT" in out  # every flag of the node is listed
 
 
 def test_serve_execs_the_go_node_without_torch_and_it_answers(tmp_path):

@@ -19,8 +19,9 @@ func TestChunkSizeSpreadsSlowCodecs(t *testing.T) {
 		raw    int64
 		chunks int64
 	}{
-		{"planes", stories, 2},   // two equal chunks, not 256 KiB twice and 3,968 bytes
-		{"none", stories, 1},     // not worth a second worker
+		{"planes", stories, 2}, // two equal chunks, not 256 KiB twice and 3,968 bytes
+		{"none", stories, 1},   // not worth a second worker
+		{"shuffle-deflate", stories, 2},
 		{"planes", 400 << 10, 1}, // under planes' 512 KiB
 		{"planes", 3 << 20, 8},   // four chunks a worker once they are over 256 KiB
 		{"none", 3<<20 + 160, 8}, // other codecs: four chunks a worker

@@ -2,6 +2,8 @@
 gotensor's GoTensorDevice: the tokens must be identical and the store empty
 afterwards."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -468,6 +470,9 @@ def test_a_job_for_several_keys_waits_behind_each_or_is_refused():
         assert dev._submit(("a", "b"), seen.append, "ab")
         dev._submit("b", seen.append, "b")
         dev._submit("c", seen.append, "c")  # the other queue: runs at once
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:  # before "a" is released, whatever the scheduler does
+            time.sleep(0.001)
         dev._submit("d", release.wait, 10)
         assert not dev._submit(("a", "d"), seen.append, "never")
         release.set()

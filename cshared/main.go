@@ -136,20 +136,30 @@ func gt_close(h C.gt_store) C.int {
 func gt_write_tensor(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar) C.int {
 	return guardKey(key, func(k string) error {
-		dims, err := goShape(shape, ndim)
+		raw, dims, err := goTensor(unsafe.Pointer(data), nbytes, shape, ndim)
 		if err != nil {
 			return err
 		}
-		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
-		if err != nil {
-			return err
-		}
-		codecName := "none"
-		if codec != nil {
-			codecName = C.GoString((*C.char)(codec))
-		}
-		return binding.Write(int64(h), k, raw, int64(dtype), dims, codecName, -1, 0)
+		return binding.Write(int64(h), k, raw, int64(dtype), dims, codecOr(codec, "none"), -1, 0)
 	})
+}
+
+// goTensor views a caller's tensor: nbytes at data, of the C shape.
+func goTensor(data unsafe.Pointer, nbytes C.size_t, shape *C.gt_cint64, ndim C.int) ([]byte, []int64, error) {
+	dims, err := goShape(shape, ndim)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := binding.BytesAt(uintptr(data), int64(nbytes))
+	return b, dims, err
+}
+
+// codecOr is the C string codec, or def where it is NULL.
+func codecOr(codec *C.gt_cchar, def string) string {
+	if codec == nil {
+		return def
+	}
+	return C.GoString((*C.char)(codec))
 }
 
 // goShape views a C shape array.
@@ -167,11 +177,7 @@ func goShape(shape *C.gt_cint64, ndim C.int) ([]int64, error) {
 func gt_write_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, data *C.gt_cvoid, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int) C.int {
 	return guardKey(key, func(k string) error {
-		dims, err := goShape(shape, ndim)
-		if err != nil {
-			return err
-		}
-		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
+		raw, dims, err := goTensor(unsafe.Pointer(data), nbytes, shape, ndim)
 		if err != nil {
 			return err
 		}
@@ -183,19 +189,11 @@ func gt_write_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, data *C.gt_cv
 func gt_write_for_rows(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int, codec *C.gt_cchar, chunkRows C.int64_t) C.int {
 	return guardKey(key, func(k string) error {
-		dims, err := goShape(shape, ndim)
+		raw, dims, err := goTensor(unsafe.Pointer(data), nbytes, shape, ndim)
 		if err != nil {
 			return err
 		}
-		raw, err := binding.BytesAt(uintptr(unsafe.Pointer(data)), int64(nbytes))
-		if err != nil {
-			return err
-		}
-		codecName := "none"
-		if codec != nil {
-			codecName = C.GoString((*C.char)(codec))
-		}
-		return binding.WriteForRows(int64(h), k, raw, int64(dtype), dims, codecName, int64(chunkRows), -1, 0)
+		return binding.WriteForRows(int64(h), k, raw, int64(dtype), dims, codecOr(codec, "none"), int64(chunkRows), -1, 0)
 	})
 }
 
@@ -203,11 +201,7 @@ func gt_write_for_rows(h C.gt_store, key *C.gt_cchar, data *C.gt_cvoid, nbytes C
 func gt_read_rows(h C.gt_store, key *C.gt_cchar, start C.int64_t, buf unsafe.Pointer, nbytes C.size_t,
 	dtype C.int, shape *C.gt_cint64, ndim C.int) C.int {
 	return guardKey(key, func(k string) error {
-		dims, err := goShape(shape, ndim)
-		if err != nil {
-			return err
-		}
-		dst, err := binding.BytesAt(uintptr(buf), int64(nbytes))
+		dst, dims, err := goTensor(buf, nbytes, shape, ndim)
 		if err != nil {
 			return err
 		}

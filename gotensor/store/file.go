@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -501,14 +500,7 @@ func (s *Dir) List(_ context.Context, prefix string) ([]string, error) {
 	if s.closed {
 		return nil, errClosed(s.URL())
 	}
-	var out []string
-	for k := range s.sizes {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return keysWithPrefix(s.sizes, prefix), nil
 }
 
 func (s *Dir) Usage() Usage {

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"net/url"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -220,14 +218,7 @@ func (s *Mem) List(_ context.Context, prefix string) ([]string, error) {
 	if s.closed {
 		return nil, errClosed(s.url)
 	}
-	var out []string
-	for k := range s.m {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	return keysWithPrefix(s.m, prefix), nil
 }
 
 func (s *Mem) Usage() Usage {

@@ -137,3 +137,15 @@ func NotFound(key, where string) error {
 func full(need, used, capacity int64, where string) error {
 	return errs.New(errs.StoreFull, "%s is full: %d bytes needed, %d of %d used", where, need, used, capacity)
 }
+
+// keysWithPrefix lists m's keys that start with prefix, sorted (List).
+func keysWithPrefix[V any](m map[string]V, prefix string) []string {
+	var out []string
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -81,7 +81,7 @@ func TestLiteralsFastPath2Twins(t *testing.T) {
 	for it := 0; it < 300; it++ {
 		for _, lt := range []*literalTables{&ta, &tb} {
 			for i := range lt.multi {
-				lt.multi[i] = r.Uint64()&^0xFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
+				lt.multi[i] = r.Uint64()&^0xFFFFFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
 				if r.IntN(400) == 0 {
 					lt.multi[i] &^= 0xFF00 // the slow path
 				}

@@ -340,3 +340,37 @@ func (sl *literalSlots) builds() (n int) {
 	}
 	return n
 }
+
+// The Adler-32 of a two-stream chunk covers the stored planes, which the
+// decoder checks as it merges them (float16 and bfloat16) or before: a
+// flipped byte in the stored low plane of either stream, or a wrong aux,
+// is CorruptData; the untouched chunk decodes.
+func TestShuffleDeflateStoredPlaneChecked(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(77, 78))
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
+		for _, n := range []int{5000, 70001} {
+			src := weightsOf(r, d, n, 0.02)
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+			enc, aux, err := shuffleDeflate{}.Encode(nil, src, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%v n %d: %v", d, n, err)
+			}
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux^1<<16); !errs.Is(err, errs.CorruptData) {
+				t.Fatalf("%v n %d: a wrong aux gave %v", d, n, err)
+			}
+			la := int(binary.LittleEndian.Uint32(enc))
+			for _, at := range []int{4 + la - 10, len(enc) - 10} { // the last stored payload of each stream
+				flip := bytes.Clone(enc)
+				flip[at] ^= 0x10
+				if err := (shuffleDeflate{}).Decode(got, flip, in, aux); !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("%v n %d: byte %d flipped gave %v", d, n, at, err)
+				}
+			}
+		}
+	}
+}

@@ -537,7 +537,7 @@ func inflateLiterals2(a, b *literalStream) bool {
 		switch {
 		case a.inBlock && b.inBlock:
 			st := literalState2{a: a.fastState(), b: b.fastState(),
-				aDst: len(a.dst) - 16, aSrc: len(a.r.src) - 8, bDst: len(b.dst) - 16, bSrc: len(b.r.src) - 8}
+				aDst: len(a.dst) - 4*lookups2, aSrc: len(a.r.src) - 8, bDst: len(b.dst) - 4*lookups2, bSrc: len(b.r.src) - 8}
 			literalsFast2(&a.lt.multi, &b.lt.multi, b.dst, b.r.src, &st)
 			a.setFastState(st.a)
 			b.setFastState(st.b)
@@ -557,7 +557,8 @@ func inflateLiterals2(a, b *literalStream) bool {
 
 // literalState2 is the state of two streams' fast path: each one's bit
 // reader and output position, and the last positions each may start a
-// round of four lookups at (dst: 16 bytes of room; src: a whole word).
+// round of lookups2 lookups at (dst: 4 bytes of room a lookup; src: a
+// whole word).
 type literalState2 struct {
 	a, b       literalState
 	aDst, aSrc int
@@ -570,10 +571,18 @@ const (
 	stopB = 2
 )
 
-// literalsGo2 is literalsGo on two streams, a lookup of each in turn;
-// it stops, before consuming, where either would have stopped alone, and
-// says which one did. dst and src are the longer of the two streams'
-// slices (the other ends within it).
+// lookups2 is how many lookups of each stream a round of literalsGo2
+// takes: a refill guarantees 56 bits and an entry uses at most 11.
+const lookups2 = 5
+
+// literalsGo2 is literalsGo on two streams, a lookup of each in turn,
+// lookups2 of each a round; it stops where either would have stopped
+// alone, and says which one did. No lookup leaves the round: an entry of
+// no literals (a longer code, the end of the block, a length) uses no
+// bits, writes zeros past the output and advances nothing, so the stream
+// stays on it until the round's last lookup finds it and stops the loop
+// there, as if it had stopped before consuming. dst and src are the
+// longer of the two streams' slices (the other ends within it).
 func literalsGo2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
 	const mask = 1<<litTableBits - 1
 	a, b := st.a, st.b
@@ -593,25 +602,25 @@ func literalsGo2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literal
 		b.bits |= binary.LittleEndian.Uint64(src[b.pos:]) << (b.n & 63)
 		b.pos += int((63 - b.n) >> 3)
 		b.n |= 56
-		for range 4 {
+		for j := range lookups2 {
 			e := ma[a.bits&mask]
-			if e&0xFF00 == 0 {
-				st.stop = stopA
-				return
-			}
 			binary.LittleEndian.PutUint32(dst[a.p:], uint32(e>>32))
 			a.p += int(uint32(e) >> 8)
 			a.bits >>= e & 63
 			a.n -= e & 0xFF
-			e = mb[b.bits&mask]
-			if e&0xFF00 == 0 {
-				st.stop = stopB
+			if j == lookups2-1 && e&0xFF00 == 0 {
+				st.stop = stopA
 				return
 			}
+			e = mb[b.bits&mask]
 			binary.LittleEndian.PutUint32(dst[b.p:], uint32(e>>32))
 			b.p += int(uint32(e) >> 8)
 			b.bits >>= e & 63
 			b.n -= e & 0xFF
+			if j == lookups2-1 && e&0xFF00 == 0 {
+				st.stop = stopB
+				return
+			}
 		}
 	}
 }

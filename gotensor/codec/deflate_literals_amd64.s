@@ -64,18 +64,17 @@ done:
 	RET
 
 // One lookup of literalsBMI2x2 in the table TAB for the stream whose bit
-// buffer, bit count and output position are BITS, N and P; leaves for
-// STOP when the entry sends the stream to the slow path. The entry's
-// count and literals are loaded again apart rather than shifted out of it:
-// the load ports have room where the shift ports (which the bit buffer's
-// shifts and the branches need) do not. n never falls under the bits an
-// entry uses, so its low byte takes them.
-#define LOOKUP2(TAB, BITS, N, P, STOP) \
+// buffer, bit count and output position are BITS, N and P, leaving the
+// count in SI (literalsGo2: an entry of none stalls the stream, and the
+// round's last lookup tests it). The entry's count and literals are
+// loaded again apart rather than shifted out of it: the load ports have
+// room where the shift ports (which the bit buffer's shifts and the
+// branches need) do not. n never falls under the bits an entry uses, so
+// its low byte takes them.
+#define LOOKUP2(TAB, BITS, N, P) \
 	MOVL    BITS, R11; \
 	ANDL    $0x7ff, R11; \
 	MOVQ    (TAB)(R11*8), R12; \
-	TESTQ   $0xff00, R12; \
-	JZ      STOP; \
 	MOVBLZX 1(TAB)(R11*8), SI; \
 	MOVL    4(TAB)(R11*8), R11; \
 	MOVL    R11, (DI)(P*1); \
@@ -138,14 +137,20 @@ loop2:
 	JGT  stopb
 	REFILL2(AX, BX, CX)
 	REFILL2(R10, R13, R14)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	TESTL SI, SI
+	JZ    stopa
+	LOOKUP2(R9, R10, R13, R15)
+	TESTL SI, SI
+	JZ    stopb
 	JMP loop2
 
 stopa:

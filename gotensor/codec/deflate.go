@@ -327,13 +327,24 @@ func (shuffleDeflate) Decode(dst, src []byte, in Info, aux uint32) error {
 		if sw && inflateLiterals2(&td.a, &td.b) {
 			// the stored blocks' bytes are left in src (deflate_stored.go)
 			pa, pb := td.pieces[0], td.pieces[1]
+			if k == 2 && rot { // checked while merged (dst holds the bytes even where they fail)
+				sa, sb := [2]uint32{1, 1}, [2]uint32{1, 1}
+				mergePieces(dst[:h], shuffled[:h], 0, src, pa, k, rot, &td.cuts, &sa)
+				mergePieces(dst[h:], shuffled[h:], h, src, pb, k, rot, &td.cuts, &sb)
+				sumA := adler32Combine(sa[0], sa[1], h/2)
+				sumB := adler32Combine(sb[0], sb[1], (len(dst)-h)/2)
+				if adler32Combine(sumA, sumB, len(dst)-h) != aux {
+					return corrupt("shuffle-deflate: Adler-32 mismatch")
+				}
+				return nil
+			}
 			sumA := piecesChecksum(shuffled[:h], 0, src, pa)
 			sumB := piecesChecksum(shuffled[h:], h, src, pb)
 			if adler32Combine(sumA, sumB, len(dst)-h) != aux {
 				return corrupt("shuffle-deflate: Adler-32 mismatch")
 			}
-			mergePieces(dst[:h], shuffled[:h], 0, src, pa, k, rot, &td.cuts)
-			mergePieces(dst[h:], shuffled[h:], h, src, pb, k, rot, &td.cuts)
+			mergePieces(dst[:h], shuffled[:h], 0, src, pa, k, rot, &td.cuts, nil)
+			mergePieces(dst[h:], shuffled[h:], h, src, pb, k, rot, &td.cuts, nil)
 			return nil
 		}
 		sumA, err := inflate(shuffled[:h], src[4:endA])

@@ -53,24 +53,50 @@ func adler32Update(adler uint32, b []byte) uint32 {
 // bytes weighted 32..1 by their place in their block (v[16:24]); it
 // returns adler and the bytes left.
 func adler32Blocks(adler uint32, b []byte, asm bool) (uint32, []byte) {
-	const mod = 65521
-	s1, s2 := uint64(adler&0xFFFF), uint64(adler>>16)
 	for len(b) >= 32 {
 		m := min(len(b)/32, 1024) * 32 // lane sums stay under 2^32
 		var v [24]uint32
 		adlerKernel(b[:m], &v, asm)
-		var sum, before, weighted uint64
-		for i := 0; i < 8; i++ {
-			sum += uint64(v[i])
-			before += uint64(v[8+i])
-			weighted += uint64(v[16+i])
-		}
-		// each byte counts in s2 once for every byte from it to the end
-		s2 = (s2 + uint64(m)*s1 + 32*before + weighted) % mod
-		s1 = (s1 + sum) % mod
+		adler = adlerFold(adler, m, &v)
 		b = b[m:]
 	}
-	return uint32(s2<<16 | s1), b
+	return adler, b
+}
+
+// adlerFold adds to adler the m bytes (whole blocks, at most 1024) whose
+// lanes the kernel summed into v.
+func adlerFold(adler uint32, m int, v *[24]uint32) uint32 {
+	const mod = 65521
+	s1, s2 := uint64(adler&0xFFFF), uint64(adler>>16)
+	var sum, before, weighted uint64
+	for i := 0; i < 8; i++ {
+		sum += uint64(v[i])
+		before += uint64(v[8+i])
+		weighted += uint64(v[16+i])
+	}
+	// each byte counts in s2 once for every byte from it to the end
+	s2 = (s2 + uint64(m)*s1 + 32*before + weighted) % mod
+	s1 = (s1 + sum) % mod
+	return uint32(s2<<16 | s1)
+}
+
+// mergeAdler2 is mergePlanes of two rotated planes (float16, bfloat16)
+// that adds hi to the Adler-32 ah and lo to al on the way: one pass over
+// the planes where a check and a merge would take two. The AVX2 kernel
+// sums up to 1024 blocks of 32 elements at a time (the lanes stay under
+// 2^32); the rest, and all without it, is merge2 and adler32Update.
+func mergeAdler2(dst, hi, lo []byte, ah, al uint32) (uint32, uint32) {
+	for len(hi) >= 32 {
+		m := min(len(hi)/32, 1024) * 32
+		var v [2][24]uint32
+		if !mergeAdlerKernel(dst[:2*m], hi[:m], lo[:m], &v) {
+			break
+		}
+		ah, al = adlerFold(ah, m, &v[0]), adlerFold(al, m, &v[1])
+		dst, hi, lo = dst[2*m:], hi[m:], lo[m:]
+	}
+	merge2(dst, hi, lo)
+	return adler32Update(ah, hi), adler32Update(al, lo)
 }
 
 // adlerBlocksGo is the AVX2 kernel's twin, lane for lane: lane j of the

@@ -25,3 +25,20 @@ func adlerKernel(p []byte, v *[24]uint32, asm bool) {
 		adlerBlocksGo(p, v)
 	}
 }
+
+// mergeAdler2AVX2 is merge2AVX2 adding the Adler-32 lanes of hi to v[0]
+// and of lo to v[1] (as adlerBlocksAVX2 does); n is a multiple of 32.
+//
+//go:noescape
+func mergeAdler2AVX2(dst, hi, lo *byte, n int, v *[2][24]uint32)
+
+// mergeAdlerKernel runs mergeAdler2AVX2 on whole blocks (len(hi) a
+// multiple of 32, dst twice as long); false without AVX2.
+func mergeAdlerKernel(dst, hi, lo []byte, v *[2][24]uint32) bool {
+	if !haveAVX2 {
+		return false
+	}
+	_, _ = dst[2*len(hi)-1], lo[len(hi)-1]
+	mergeAdler2AVX2(&dst[0], &hi[0], &lo[0], len(hi), v)
+	return true
+}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"hash/adler32"
 	"math/rand/v2"
 	"testing"
@@ -57,6 +58,36 @@ func TestAdler32BlocksMatchStd(t *testing.T) {
 			if got := adler32Go(b); got != want {
 				t.Fatalf("%d bytes at offset %d: %08x, want %08x", n, off, got, want)
 			}
+		}
+	}
+}
+
+// mergeAdler2 merges as mergePlanes does and sums each plane as Adler-32
+// does, from any running sums, at every length around the kernel's blocks
+// and its 1024-block runs.
+func TestMergeAdler2(t *testing.T) {
+	r := rand.New(rand.NewPCG(75, 76))
+	for _, n := range []int{0, 1, 31, 32, 33, 64, 1000, 32*1024 - 1, 32 * 1024, 32*1024 + 33, 100000} {
+		hi, lo := make([]byte, n), make([]byte, n)
+		for i := range hi {
+			hi[i], lo[i] = byte(r.Uint32()), byte(r.Uint32())
+		}
+		if n > 40000 { // a run of 0xFF over a whole kernel call: the lanes' largest sums
+			for i := 0; i < 40000; i++ {
+				hi[i], lo[i] = 0xFF, 0xFF
+			}
+		}
+		want := make([]byte, 2*n)
+		mergeGeneric(want, [][]byte{hi, lo}, 2, true)
+		pre := []byte("some bytes before")
+		ah, al := adler32.Checksum(pre), adler32.Checksum(pre[3:])
+		got := make([]byte, 2*n)
+		sh, sl := mergeAdler2(got, hi, lo, ah, al)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("n %d: merged bytes differ", n)
+		}
+		if wh, wl := adler32.Checksum(append(bytes.Clone(pre), hi...)), adler32.Checksum(append(bytes.Clone(pre[3:]), lo...)); sh != wh || sl != wl {
+			t.Fatalf("n %d: sums %08x %08x, want %08x %08x", n, sh, sl, wh, wl)
 		}
 	}
 }

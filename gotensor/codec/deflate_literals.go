@@ -132,8 +132,8 @@ const (
 // holds the literals the next litTableBits bits of the stream code, as
 // many (up to 4) as fit: bits 0-7 the bits they use, 8-15 their count
 // (0: a longer code, the end of the block or a length: the slow path),
-// 16-26 where they end (bit i: a literal ends after i+1 bits), 32-63
-// the literals, first in the low byte.
+// 16-31 zero (the count is the low word shifted, as the fast paths read
+// it), 32-63 the literals, first in the low byte.
 type literalTables struct {
 	multi [1 << litTableBits]uint64
 	canonicalCode
@@ -203,30 +203,33 @@ func (lt *literalTables) build(lens []uint8) bool {
 	}
 	// multi[idx] is its first literal (l bits) followed by the literals of
 	// multi[idx>>l] that end within the litTableBits-l bits left (idx>>l
-	// < idx: index 0 repeats its first literal)
+	// < idx: index 0 repeats its first literal); ends[idx] is where its
+	// literals end (bit i: a literal ends after i+1 bits)
+	var ends [1 << litTableBits]uint16
 	for idx := range lt.multi {
 		f := single[idx]
 		l := uint64(f>>8) & 15
 		if l == 0 {
-			lt.multi[idx] = 0
+			lt.multi[idx], ends[idx] = 0, 0
 			continue
 		}
-		var rest uint64
+		var rest, restEnds uint64
 		if r := idx >> l; r != idx {
-			rest = lt.multi[r]
+			rest, restEnds = lt.multi[r], uint64(ends[r])
 		} else {
-			rest = repeated(f, l)
+			rest, restEnds = repeated(f, l)
 		}
 		// rest's literals that end within the bits left, the first three
-		ends := rest >> 16 & lowBits[litTableBits-l]
-		more := ends & (ends - 1)
+		e := restEnds & lowBits[litTableBits-l]
+		more := e & (e - 1)
 		more &= more - 1
 		more &= more - 1
-		ends ^= more
-		k := uint64(bits.OnesCount64(ends)) & 3
-		ends = ends<<l | 1<<(l-1)
+		e ^= more
+		k := uint64(bits.OnesCount64(e)) & 3
+		e = e<<l | 1<<(l-1)
 		lits := (uint64(f&0xFF) | rest>>24&0xFFFFFF00) & litsMask[k]
-		lt.multi[idx] = lits<<32 | ends<<16 | (k+1)<<8 | uint64(bits.Len64(ends))
+		lt.multi[idx] = lits<<32 | (k+1)<<8 | uint64(bits.Len64(e))
+		ends[idx] = uint16(e)
 	}
 	return true
 }
@@ -237,14 +240,14 @@ var (
 )
 
 // repeated is the entry of index 0, whose first literal (l bits, all
-// zero) repeats as often as it fits.
-func repeated(f uint16, l uint64) uint64 {
-	var e uint64
+// zero) repeats as often as it fits, and where its literals end.
+func repeated(f uint16, l uint64) (e, ends uint64) {
 	n := uint64(0)
 	for ; n < 4 && (n+1)*l <= litTableBits; n++ {
-		e |= 1<<((n+1)*l-1)<<16 | uint64(f&0xFF)<<(32+8*n)
+		ends |= 1 << ((n+1)*l - 1)
+		e |= uint64(f&0xFF) << (32 + 8*n)
 	}
-	return e | n*l | n<<8
+	return e | n*l | n<<8, ends
 }
 
 // useTable points the stream at tables for the code with these lengths:
@@ -534,7 +537,7 @@ func inflateLiterals2(a, b *literalStream) bool {
 		switch {
 		case a.inBlock && b.inBlock:
 			st := literalState2{a: a.fastState(), b: b.fastState(),
-				aDst: len(a.dst) - 16, aSrc: len(a.r.src) - 8, bDst: len(b.dst) - 16, bSrc: len(b.r.src) - 8}
+				aDst: len(a.dst) - 4*lookups2, aSrc: len(a.r.src) - 8, bDst: len(b.dst) - 4*lookups2, bSrc: len(b.r.src) - 8}
 			literalsFast2(&a.lt.multi, &b.lt.multi, b.dst, b.r.src, &st)
 			a.setFastState(st.a)
 			b.setFastState(st.b)
@@ -554,7 +557,8 @@ func inflateLiterals2(a, b *literalStream) bool {
 
 // literalState2 is the state of two streams' fast path: each one's bit
 // reader and output position, and the last positions each may start a
-// round of four lookups at (dst: 16 bytes of room; src: a whole word).
+// round of lookups2 lookups at (dst: 4 bytes of room a lookup; src: a
+// whole word).
 type literalState2 struct {
 	a, b       literalState
 	aDst, aSrc int
@@ -567,10 +571,18 @@ const (
 	stopB = 2
 )
 
-// literalsGo2 is literalsGo on two streams, a lookup of each in turn;
-// it stops, before consuming, where either would have stopped alone, and
-// says which one did. dst and src are the longer of the two streams'
-// slices (the other ends within it).
+// lookups2 is how many lookups of each stream a round of literalsGo2
+// takes: a refill guarantees 56 bits and an entry uses at most 11.
+const lookups2 = 5
+
+// literalsGo2 is literalsGo on two streams, a lookup of each in turn,
+// lookups2 of each a round; it stops where either would have stopped
+// alone, and says which one did. No lookup leaves the round: an entry of
+// no literals (a longer code, the end of the block, a length) uses no
+// bits, writes zeros past the output and advances nothing, so the stream
+// stays on it until the round's last lookup finds it and stops the loop
+// there, as if it had stopped before consuming. dst and src are the
+// longer of the two streams' slices (the other ends within it).
 func literalsGo2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2) {
 	const mask = 1<<litTableBits - 1
 	a, b := st.a, st.b
@@ -590,25 +602,25 @@ func literalsGo2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literal
 		b.bits |= binary.LittleEndian.Uint64(src[b.pos:]) << (b.n & 63)
 		b.pos += int((63 - b.n) >> 3)
 		b.n |= 56
-		for range 4 {
+		for j := range lookups2 {
 			e := ma[a.bits&mask]
-			if e&0xFF00 == 0 {
+			binary.LittleEndian.PutUint32(dst[a.p:], uint32(e>>32))
+			a.p += int(uint32(e) >> 8)
+			a.bits >>= e & 63
+			a.n -= e & 0xFF
+			if j == lookups2-1 && e&0xFF00 == 0 {
 				st.stop = stopA
 				return
 			}
-			binary.LittleEndian.PutUint32(dst[a.p:], uint32(e>>32))
-			a.p += int(e >> 8 & 7)
-			a.bits >>= e & 63
-			a.n -= e & 0xFF
 			e = mb[b.bits&mask]
-			if e&0xFF00 == 0 {
+			binary.LittleEndian.PutUint32(dst[b.p:], uint32(e>>32))
+			b.p += int(uint32(e) >> 8)
+			b.bits >>= e & 63
+			b.n -= e & 0xFF
+			if j == lookups2-1 && e&0xFF00 == 0 {
 				st.stop = stopB
 				return
 			}
-			binary.LittleEndian.PutUint32(dst[b.p:], uint32(e>>32))
-			b.p += int(e >> 8 & 7)
-			b.bits >>= e & 63
-			b.n -= e & 0xFF
 		}
 	}
 }

@@ -64,26 +64,28 @@ done:
 	RET
 
 // One lookup of literalsBMI2x2 in the table TAB for the stream whose bit
-// buffer, bit count and output position are BITS, N and P; leaves for
-// STOP when the entry sends the stream to the slow path.
-#define LOOKUP2(TAB, BITS, N, P, STOP) \
+// buffer, bit count and output position are BITS, N and P, leaving the
+// count in SI (literalsGo2: an entry of none stalls the stream, and the
+// round's last lookup tests it). The entry's count and literals are
+// loaded again apart rather than shifted out of it: the load ports have
+// room where the shift ports (which the bit buffer's shifts and the
+// branches need) do not. n never falls under the bits an entry uses, so
+// its low byte takes them.
+#define LOOKUP2(TAB, BITS, N, P) \
 	MOVL    BITS, R11; \
 	ANDL    $0x7ff, R11; \
-	MOVQ    (TAB)(R11*8), R11; \
-	TESTQ   $0xff00, R11; \
-	JZ      STOP; \
-	RORXQ   $32, R11, R12; \
-	MOVL    R12, (DI)(P*1); \
-	SHRXQ   R11, BITS, BITS; \
-	MOVBQZX R11, R12; \
-	SUBQ    R12, N; \
-	SHRL    $8, R11; \
-	ANDL    $7, R11; \
-	ADDQ    R11, P
+	MOVQ    (TAB)(R11*8), R12; \
+	MOVBLZX 1(TAB)(R11*8), SI; \
+	MOVL    4(TAB)(R11*8), R11; \
+	MOVL    R11, (DI)(P*1); \
+	SHRXQ   R12, BITS, BITS; \
+	SUBB    R12, N; \
+	ADDQ    SI, P
 
-// REFILL2 tops up a stream's bit buffer to 56-63 bits from SI[POS].
+// REFILL2 tops up a stream's bit buffer to 56-63 bits from the source
+// pointer POS.
 #define REFILL2(BITS, N, POS) \
-	MOVQ  (SI)(POS*1), R11; \
+	MOVQ  (POS), R11; \
 	SHLXQ N, R11, R11; \
 	ORQ   R11, BITS; \
 	MOVQ  $63, R12; \
@@ -93,43 +95,62 @@ done:
 	ORQ   $56, N
 
 // func literalsBMI2x2(ma, mb *[1 << litTableBits]uint64, dst, src []byte, st *literalState2)
-// Stream a in AX (bits), BX (n), CX (pos), DX (p); stream b in R10, R13,
-// R14, R15; the tables in R8, R9; dst and src bases in DI, SI.
-TEXT ·literalsBMI2x2(SB), NOSPLIT, $0-72
+// Stream a in AX (bits), BX (n), CX (source pointer), DX (p); stream b in
+// R10, R13, R14, R15; the tables in R8, R9; dst's base in DI; R11, R12
+// and SI scratch. The frame
+// holds the limits: a's source pointer (0) and p (16), b's (8, 24).
+TEXT ·literalsBMI2x2(SB), NOSPLIT, $32-72
 	MOVQ ma+0(FP), R8
 	MOVQ mb+8(FP), R9
 	MOVQ dst_base+16(FP), DI
 	MOVQ src_base+40(FP), SI
 	MOVQ st+64(FP), R11
+	MOVQ 72(R11), R12
+	ADDQ SI, R12
+	MOVQ R12, 0(SP)
+	MOVQ 88(R11), R12
+	ADDQ SI, R12
+	MOVQ R12, 8(SP)
+	MOVQ 64(R11), R12
+	MOVQ R12, 16(SP)
+	MOVQ 80(R11), R12
+	MOVQ R12, 24(SP)
 	MOVQ 0(R11), AX
 	MOVQ 8(R11), BX
 	MOVQ 16(R11), CX
+	ADDQ SI, CX
 	MOVQ 24(R11), DX
 	MOVQ 32(R11), R10
 	MOVQ 40(R11), R13
 	MOVQ 48(R11), R14
+	ADDQ SI, R14
 	MOVQ 56(R11), R15
 
 loop2:
-	MOVQ st+64(FP), R11
-	CMPQ DX, 64(R11) // aDst
+	CMPQ DX, 16(SP)
 	JGT  stopa
-	CMPQ CX, 72(R11) // aSrc
+	CMPQ CX, 0(SP)
 	JGT  stopa
-	CMPQ R15, 80(R11) // bDst
+	CMPQ R15, 24(SP)
 	JGT  stopb
-	CMPQ R14, 88(R11) // bSrc
+	CMPQ R14, 8(SP)
 	JGT  stopb
 	REFILL2(AX, BX, CX)
 	REFILL2(R10, R13, R14)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
-	LOOKUP2(R8, AX, BX, DX, stopa)
-	LOOKUP2(R9, R10, R13, R15, stopb)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	LOOKUP2(R9, R10, R13, R15)
+	LOOKUP2(R8, AX, BX, DX)
+	TESTL SI, SI
+	JZ    stopa
+	LOOKUP2(R9, R10, R13, R15)
+	TESTL SI, SI
+	JZ    stopb
 	JMP loop2
 
 stopa:
@@ -141,6 +162,9 @@ stopb:
 
 save2:
 	MOVQ st+64(FP), R11
+	MOVQ src_base+40(FP), SI
+	SUBQ SI, CX
+	SUBQ SI, R14
 	MOVQ AX, 0(R11)
 	MOVQ BX, 8(R11)
 	MOVQ CX, 16(R11)

@@ -81,9 +81,9 @@ func TestLiteralsFastPath2Twins(t *testing.T) {
 	for it := 0; it < 300; it++ {
 		for _, lt := range []*literalTables{&ta, &tb} {
 			for i := range lt.multi {
-				lt.multi[i] = r.Uint64()&^0xFFFF | uint64(r.IntN(13)) | uint64(r.IntN(5))<<8
+				lt.multi[i] = r.Uint64()&^0xFFFFFFFF | uint64(r.IntN(litTableBits+1)) | uint64(1+r.IntN(4))<<8
 				if r.IntN(400) == 0 {
-					lt.multi[i] &^= 0xFF00 // the slow path
+					lt.multi[i] = 0 // the slow path
 				}
 			}
 		}
@@ -96,7 +96,7 @@ func TestLiteralsFastPath2Twins(t *testing.T) {
 		st := literalState2{
 			a:    literalState{bits: r.Uint64() & (1<<20 - 1), n: 20, pos: r.IntN(srcA + 1), p: r.IntN(dstA + 1)},
 			b:    literalState{bits: r.Uint64() & (1<<9 - 1), n: 9, pos: srcA + r.IntN(len(src)-srcA+1), p: dstA + r.IntN(len(dst)-dstA+1)},
-			aDst: dstA - 16, aSrc: srcA - 8, bDst: len(dst) - 16, bSrc: len(src) - 8,
+			aDst: dstA - 4*lookups2, aSrc: srcA - 8, bDst: len(dst) - 4*lookups2, bSrc: len(src) - 8,
 		}
 		a, g := st, st
 		da, dg := bytes.Clone(dst), bytes.Clone(dst)

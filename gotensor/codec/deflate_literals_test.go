@@ -146,3 +146,35 @@ func TestShuffleDeflateDecodesStreamsWithMatches(t *testing.T) {
 		t.Fatal("a corrupted stream decoded without an error")
 	}
 }
+
+// The fast paths take an entry's count as its low word shifted by 8 and
+// its bits from n's low byte: build leaves bits 16-31 of every entry zero,
+// the count at most 4 and the bits at most litTableBits.
+func TestLiteralTablesEntryLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	var lt literalTables
+	for it := 0; it < 50; it++ {
+		var freq [288]uint32
+		for s := 0; s <= endOfBlock; s++ {
+			if r.IntN(3) > 0 {
+				freq[s] = uint32(r.ExpFloat64() * float64(1+r.IntN(1000)))
+			}
+		}
+		freq[endOfBlock] = 1
+		var lens [288]uint8
+		var tr huffmanTree
+		buildLengths(freq[:endOfBlock+1], lens[:endOfBlock+1], litCodeLimit, &tr)
+		code := lens[:endOfBlock+1]
+		if it == 0 {
+			code = fixedLengths()
+		}
+		if !lt.build(code) {
+			t.Fatalf("it %d: the code does not build", it)
+		}
+		for i, e := range lt.multi {
+			if e>>16&0xFFFF != 0 || e>>8&0xFF > 4 || e&0xFF > litTableBits {
+				t.Fatalf("it %d: entry %d is %016x", it, i, e)
+			}
+		}
+	}
+}

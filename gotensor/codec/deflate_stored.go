@@ -27,12 +27,21 @@ func piecesChecksum(half []byte, base int, src []byte, pieces []storedPiece) uin
 // mergePieces merges the k planes of half (which starts at base) into
 // dst, their bytes in half or, where the pieces (in order) are, in src:
 // a run of elements at a time, cut where any plane's bytes change from
-// one to the other. cuts is scratch.
-func mergePieces(dst, half []byte, base int, src []byte, pieces []storedPiece, k int, rot bool, cuts *[]int) {
+// one to the other. cuts is scratch. sums, where not nil (two rotated
+// planes only), takes the Adler-32 of each plane's bytes on the way
+// (mergeAdler2): half's Adler-32 is the two joined.
+func mergePieces(dst, half []byte, base int, src []byte, pieces []storedPiece, k int, rot bool, cuts *[]int, sums *[2]uint32) {
 	var pls [8][]byte
 	n := len(half) / k
+	merge := func(dst []byte, pl [][]byte) {
+		if sums != nil {
+			sums[0], sums[1] = mergeAdler2(dst, pl[0], pl[1], sums[0], sums[1])
+		} else {
+			mergePlanes(dst, pl, k, rot)
+		}
+	}
 	if len(pieces) == 0 || n == 0 {
-		mergePlanes(dst, planesOf(half, k, &pls), k, rot)
+		merge(dst, planesOf(half, k, &pls))
 		return
 	}
 	c := append((*cuts)[:0], 0, n)
@@ -58,6 +67,6 @@ func mergePieces(dst, half []byte, base int, src []byte, pieces []storedPiece, k
 				pl[j] = src[s : s+e1-e0]
 			}
 		}
-		mergePlanes(dst[e0*k:e1*k], pl, k, rot)
+		merge(dst[e0*k:e1*k], pl)
 	}
 }

@@ -340,3 +340,84 @@ func (sl *literalSlots) builds() (n int) {
 	}
 	return n
 }
+
+// The Adler-32 of a two-stream chunk covers the stored planes, which the
+// decoder checks as it merges them (float16 and bfloat16) or before: a
+// flipped byte in the stored low plane of either stream, or a wrong aux,
+// is CorruptData; the untouched chunk decodes.
+func TestShuffleDeflateStoredPlaneChecked(t *testing.T) {
+	softwareEngine(t)
+	r := rand.New(rand.NewPCG(77, 78))
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16, tensor.Float32} {
+		for _, n := range []int{5000, 70001} {
+			src := weightsOf(r, d, n, 0.02)
+			in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams}
+			enc, aux, err := shuffleDeflate{}.Encode(nil, src, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, len(src))
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux); err != nil || !bytes.Equal(got, src) {
+				t.Fatalf("%v n %d: %v", d, n, err)
+			}
+			if err := (shuffleDeflate{}).Decode(got, enc, in, aux^1<<16); !errs.Is(err, errs.CorruptData) {
+				t.Fatalf("%v n %d: a wrong aux gave %v", d, n, err)
+			}
+			la := int(binary.LittleEndian.Uint32(enc))
+			for _, at := range []int{4 + la - 10, len(enc) - 10} { // the last stored payload of each stream
+				flip := bytes.Clone(enc)
+				flip[at] ^= 0x10
+				if err := (shuffleDeflate{}).Decode(got, flip, in, aux); !errs.Is(err, errs.CorruptData) {
+					t.Fatalf("%v n %d: byte %d flipped gave %v", d, n, at, err)
+				}
+			}
+		}
+	}
+}
+
+// Truncated and corrupted two-stream chunks never panic, and whatever the
+// two-stream literal decoder accepts compress/flate decodes, stream by
+// stream, to the same bytes (float16's stored low planes, bfloat16's
+// coded ones; compress/flate's Huffman-only streams have codes longer
+// than the table, which stall the fast path).
+func FuzzInflateLiterals2(f *testing.F) {
+	r := rand.New(rand.NewPCG(79, 80))
+	for _, d := range []tensor.DType{tensor.Float16, tensor.BFloat16} {
+		n := 3000
+		src := weightsOf(r, d, n, 0.05)
+		enc, _, _ := shuffleDeflate{}.Encode(nil, src, Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}, Param: twoStreams})
+		f.Add(enc, uint16(len(src)), uint32(0))
+		f.Add(enc, uint16(len(src)), uint32(len(enc)/2)<<8|0x10)
+		f.Add(enc[:len(enc)-3], uint16(len(src)), uint32(0))
+		want := shuffledHalves(src, d)
+		h := halfChunk(len(src), d.Size())
+		a, b := stdDeflate(f, want[:h], stdflate.HuffmanOnly), stdDeflate(f, want[h:], stdflate.HuffmanOnly)
+		foreign := append(binary.LittleEndian.AppendUint32(nil, uint32(len(a))), append(a, b...)...)
+		f.Add(foreign, uint16(len(src)), uint32(0))
+		f.Add(foreign, uint16(len(src)), uint32(9)<<8|0x04)
+	}
+	f.Fuzz(func(t *testing.T, chunk []byte, size uint16, flip uint32) {
+		c := bytes.Clone(chunk)
+		if i := int(flip >> 8); len(c) > 0 && flip&0xFF != 0 {
+			c[i%len(c)] ^= byte(flip)
+		}
+		if len(c) < 4 || int64(binary.LittleEndian.Uint32(c)) > int64(len(c)-4) {
+			return
+		}
+		endA := 4 + int(binary.LittleEndian.Uint32(c))
+		n := int(size) &^ 1
+		h := halfChunk(n, 2)
+		got := make([]byte, n)
+		var sl literalSlots
+		x := literalStream{r: bitReader{src: c[:endA], pos: 4}, lt: &sl.t[0], slots: &sl, dst: got[:h]}
+		y := literalStream{r: bitReader{src: c, pos: endA}, lt: &sl.t[1], slots: &sl, dst: got, o: h}
+		if !inflateLiterals2(&x, &y) {
+			return
+		}
+		wa, errA := stdInflate(c[4:endA], h)
+		wb, errB := stdInflate(c[endA:], n-h)
+		if errA == nil && errB == nil && !bytes.Equal(got, append(wa, wb...)) {
+			t.Fatalf("decoded %d bytes differently from compress/flate", n)
+		}
+	})
+}

@@ -183,7 +183,7 @@ def fmt(v):
 
 
 def main() -> None:
-    global MIN_SECONDS, CLOCK
+    global MIN_SECONDS, ROUNDS, CLOCK
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="bench/results/codecs.json")
     ap.add_argument("--md", default="bench/RESULTS.md")
@@ -195,11 +195,14 @@ def main() -> None:
                     "prints the rows and writes no results")
     ap.add_argument("--datasets", help="comma-separated datasets (stories260K, all-MiniLM-L6-v2)")
     ap.add_argument("--dtypes", help="comma-separated dtypes (bfloat16, float16, float32)")
+    ap.add_argument("--rounds", type=int, default=ROUNDS,
+                    help="interleaved rounds (default %(default)s); more rounds of shorter batches put the cells "
+                    "of a small tensor milliseconds apart, where a shared machine's load changes over seconds")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="time cells by wall clock, or by the process's CPU time (steadier on a loaded machine; "
                     "1-core cells only: all-core cells add up their threads)")
     args = ap.parse_args()
-    MIN_SECONDS = args.min_seconds
+    MIN_SECONDS, ROUNDS = args.min_seconds, max(1, args.rounds)
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     only = set(args.only.split(",")) if args.only else None
     torch.set_num_threads(1)

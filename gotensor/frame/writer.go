@@ -41,7 +41,8 @@ type Writer struct {
 	cs    int64
 	pin   parallel.Pin
 	alloc Alloc  // nil: the frame leaves in pieces
-	out   []byte // the whole frame, when its layout is known up front
+	out   []byte // the whole frame, when its layout is known up front, or its one chunk is coded in place
+	whole bool   // a coded frame of one chunk, built whole: the chunk is coded in place in out
 
 	mu       sync.Mutex
 	enc      [][]byte // per chunk not in out: its encoded (or raw) bytes
@@ -75,6 +76,7 @@ func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc
 		w.out = alloc.Get(h.Size() + int(h.RawSize))
 	} else {
 		w.enc = make([][]byte, n)
+		w.whole = alloc != nil && n == 1
 	}
 	return w, nil
 }
@@ -178,10 +180,13 @@ func (w *Writer) claim(first, n int) error {
 // encodeChunk codes chunk i from src. Only the goroutine that claimed the
 // chunk touches its entries until it is marked ready under the lock.
 func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
-	if w.out != nil { // codec none, laid out up front
+	if w.out != nil && !w.whole { // codec none, laid out up front
 		dst := w.out[w.h.Size()+i*int(w.cs):][:len(src)]
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}
 		return nil
+	}
+	if w.whole {
+		return w.encodeInPlace(src)
 	}
 	var room []byte // scratch for the chunk, when the frame is built whole
 	if w.alloc != nil {
@@ -214,6 +219,41 @@ func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
 		w.enc[i] = dst
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}
 	}
+	return nil
+}
+
+// encodeInPlace codes the one chunk of a frame built whole straight into
+// its place in the frame, after the header (the frame's size is known
+// once it is coded: no scratch, and no copy into the frame at Finish). The
+// frame keeps the memory of a raw chunk where that is at most half as much
+// again as the frame (what a pool's buffer of about the frame's size may
+// hold anyway); a chunk coded smaller is copied into a frame of its size.
+func (w *Writer) encodeInPlace(src []byte) error {
+	hs := w.h.Size()
+	if cap(w.out) < hs+len(src) { // not already there from a failed try
+		w.out = w.alloc.Get(hs + len(src))
+	}
+	room := w.out[hs : hs+len(src) : hs+len(src)]
+	out, aux, err := w.c.Encode(room, src, w.in)
+	if err != nil {
+		return err
+	}
+	if !keepCoded(out, src) { // stored raw
+		w.enc[0] = room
+		w.h.Chunks[0] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(room, src)}
+		return nil
+	}
+	switch {
+	case 2*(hs+len(src)) > 3*(hs+len(out)): // the raw chunk's memory is too much to keep
+		f := w.alloc.Get(hs + len(out))
+		copy(f[hs:], out)
+		w.alloc.Put(w.out)
+		w.out, out = f, f[hs:hs+len(out)]
+	case within(out, room) == 0: // coded elsewhere
+		out = room[:copy(room, out)]
+	}
+	w.enc[0] = out
+	w.h.Chunks[0] = Chunk{EncLen: uint32(len(out)), CRC: crc32c(out), Aux: aux}
 	return nil
 }
 
@@ -314,7 +354,11 @@ func (w *Writer) Finish() ([]byte, error) {
 	hs := w.h.Size()
 	if w.out != nil {
 		out := w.out
+		if w.whole {
+			out = out[:hs+int(w.h.Chunks[0].EncLen)]
+		}
 		w.out = nil
+		w.release()
 		w.h.put(out[:hs])
 		return out, nil
 	}

@@ -3,13 +3,17 @@
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 
 import bench_codecs  # noqa: E402
 
 
-def test_cells_take_turns_and_each_gets_its_calls(monkeypatch):
+@pytest.mark.parametrize("rounds", [5, 40])  # the default, and --rounds 40
+def test_cells_take_turns_and_each_gets_its_calls(monkeypatch, rounds):
     monkeypatch.setattr(bench_codecs, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(bench_codecs, "ROUNDS", rounds)
     log = []
     cells = [bench_codecs.Cell(lambda _, i=i: log.append(i)) for i in range(4)]
     bench_codecs.run_cells(cells, reps=7)

@@ -168,7 +168,9 @@ class GoTensorDevice(TorchDisk):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
         the source is read when the copy runs (FlexGen does not touch it before
         synchronizing); a CUDA source is copied on the copy thread's own stream
-        once the work queued before this call on the current stream is done."""
+        once the work queued before this call on the current stream is done. A
+        write of at most INLINE_BYTES from host memory to a key with nothing
+        pending runs at once instead, on this thread (a token's append)."""
         if src.device is self and dst.device is self:
             if src.data == dst.data:
                 self._submit(dst.data, self._copy_within, src.data, src_indices, dst.data, dst_indices)
@@ -191,7 +193,8 @@ class GoTensorDevice(TorchDisk):
         """FlexGen's general_copy_compressed where a side's data and scales are on
         this device: both parts of a copy between this device and host memory
         go as one job on one copy thread (the copy costs one queue hop, not
-        two); any other copy goes part by part through submit_copy."""
+        two), or, for a write of small host parts, at once on this thread as
+        submit_copy's; any other copy goes part by part through submit_copy."""
         src_data, src_scale = get_compressed_indices(src, src_indices, src.shape)
         dst_data, dst_scale = get_compressed_indices(dst, dst_indices, dst.shape)
         parts = [(dst.data[0], tuple(dst_data), src.data[0], tuple(src_data)),
@@ -204,7 +207,7 @@ class GoTensorDevice(TorchDisk):
             if all(_small_host(t) for _, _, t in stores) and self._run_now(
                     keys, self._store_parts, [(k, di, t, None) for k, di, t in stores]):
                 return
-            if self._submit(tuple(k for k, _, _ in stores), self._store_parts,
+            if self._submit(keys, self._store_parts,
                             [(k, di, t, _record_event(t)) for k, di, t in stores]):
                 return
         elif from_me and self._submit((parts[0][2].data, parts[1][2].data), self._load_parts, parts):

@@ -139,6 +139,9 @@ def main() -> int:
     ap.add_argument("--long-codecs", default="none", help="codecs run beyond the shortest generation")
     ap.add_argument("--long-policies", default="cache-on-store,compressed-cache",
                     help="policies run beyond the shortest generation")
+    ap.add_argument("--ops", type=int, default=0, metavar="N",
+                    help="print instead what N token appends and [0:pos] reads of one KV cache cost per operation "
+                         "(each with its synchronize()), TorchDisk against mem:// and file://, and exit")
     ap.add_argument("--omp-wait", default="passive", choices=["passive", "active", "default"],
                     help="OMP_WAIT_POLICY for every store (set before torch loads OpenMP); see the module docstring")
     a = ap.parse_args()
@@ -158,6 +161,8 @@ def main() -> int:
     from bench_link import Node
 
     cuda = torch.cuda.is_available()
+    if a.ops:
+        return per_op(a, cuda, pb, gtf, cpu_shim, torch)
     cfg = get_opt_config("opt-125m", num_hidden_layers=a.layers, dtype=np.float16 if cuda else np.float32)
     gens = [int(g) for g in a.gen.split(",")]
     prompts = np.random.default_rng(1).integers(4, cfg.vocab_size, size=(4, a.prompt))
@@ -266,6 +271,51 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
               f"(cpu {r['cpu_seconds']:6.2f} s, {r['reps']} rounds) "
               f"tokens {'same' if r['same_tokens'] else 'DIFFER'}", flush=True)
     return recs
+
+
+def per_op(a, cuda, pb, gtf, cpu_shim, torch) -> int:
+    """--ops: median microseconds of a token's append to a KV cache of the bench's shape (batch 4 x 12
+    heads x 64, prompt a.prompt, 32 new tokens) and of the read of its [0:pos] into a new host tensor, as
+    OptLM's store_cache and load_cache issue them (general_copy, then the device's synchronize())."""
+    heads, dim, rows = 48, 64, a.prompt + 31
+    dtype = np.float16 if cuda else np.float32
+    shim = contextlib.nullcontext() if cuda else cpu_shim()
+    with tempfile.TemporaryDirectory() as tmp, shim:
+        pb.fix_recursive_import()
+        cpu = pb.TorchDevice("cpu")
+        makers = {"TorchDisk": lambda: pb.TorchDisk(os.path.join(tmp, "disk")),
+                  "mem": lambda: gtf.GoTensorDevice("mem://bench-flexgen-ops", codec="none"),
+                  "file": lambda: gtf.GoTensorDevice(f"file://{tmp}/gt?fsync=false", codec="none")}
+        print(f"per operation, {a.ops} of each, a cache of {rows}x{heads}x{dim} {np.dtype(dtype).name}:")
+        for name, make in makers.items():
+            dev = make()
+            k = dev.allocate((rows, heads, dim), dtype)
+            if isinstance(dev, gtf.GoTensorDevice):
+                dev._mark_appended(k.data)
+            prompt = cpu.allocate((a.prompt, heads, dim), dtype)
+            prompt.data.normal_()
+            one = cpu.allocate((1, heads, dim), dtype)
+            one.data.normal_()
+            app, rd = [], []
+            while len(app) < a.ops:
+                pb.general_copy(k, (slice(0, a.prompt), slice(0, heads)), prompt, None)
+                dev.synchronize()
+                for pos in range(a.prompt + 1, rows + 1):
+                    t0 = time.perf_counter()
+                    pb.general_copy(k, (slice(pos - 1, pos), slice(0, heads)), one, None)
+                    dev.synchronize()
+                    t1 = time.perf_counter()
+                    k.smart_copy(cpu, (slice(0, pos), slice(0, heads)))
+                    dev.synchronize()
+                    app.append(t1 - t0)
+                    rd.append(time.perf_counter() - t1)
+            print(f"  {name:9} append {statistics.median(app) * 1e6:6.1f} us   read [0:pos] "
+                  f"{statistics.median(rd) * 1e6:6.1f} us", flush=True)
+            if isinstance(dev, gtf.GoTensorDevice):
+                dev.close()
+            else:
+                dev.close_copy_threads()
+    return 0
 
 
 def _current(pb, env) -> None:

@@ -14,11 +14,17 @@ seconds over its rounds and, as its speed, the median over rounds of that round'
 its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
 one store's is not collected in another's timing. Tokens are compared with TorchDisk's in every round.
 
-The default matrix fits about 12 minutes on 2 CPU cores: every policy, store and codec at the shortest
-generation (32 new tokens, --reps rounds; the tcp:// node in --tcp-reps of them); at the longest (256,
---long-reps rounds) only the --long-policies on the --long-stores with the --long-codecs (the KV cache
-policies on mem:// and file://, codec none), which is where the ratio must hold as the cache grows (weights
-cost the same per token at any length).
+The default matrix fits about 8 minutes on 2 quiet CPU cores: every policy, store and codec at the shortest
+generation (32 new tokens, at least --reps rounds; the tcp:// node in --tcp-reps of them); at the longest
+(256, at least --long-reps rounds) only the --long-policies on the --long-stores with the --long-codecs (the
+KV cache policies on mem:// and file://, codec none), which is where the ratio must hold as the cache grows
+(weights cost the same per token at any length). A cheap group runs more rounds: after its least rounds it
+adds rounds while its generates so far took less than --group-seconds, up to --max-reps (the 32-token KV
+cache groups: about 6 rounds; the weight policies and the 256-token groups stay at their least).
+
+Whether the ratio holds as the generation grows is summed up per (policy, store, codec) run at both lengths:
+the longest generation's ratio over the shortest's ("longest/shortest" column), and a verdict below the
+table: holds (not lower), within noise (lower, but within the shortest's per-round ratios) or falls.
 
 OpenMP's threads wait passively by default (--omp-wait, for TorchDisk and gotensor alike): on a CPU run
 the model's OpenMP threads otherwise spin between kernels on the cores the copy threads need. With active
@@ -81,6 +87,37 @@ def summarize(seconds: dict[int, float], base: dict[int, float]) -> tuple[float,
     return statistics.median(seconds.values()), statistics.median(base[i] / s for i, s in seconds.items())
 
 
+def extra_rounds(done: int, spent: float, budget: float, most: int) -> int:
+    """How many rounds a group adds after its first done rounds took spent seconds: as many more as fit
+    budget seconds at the same pace, so that the group runs at most most rounds."""
+    if done <= 0 or spent >= budget:
+        return 0
+    return max(0, min(most - done, int((budget - spent) / (spent / done))))
+
+
+def growth(recs: list[dict]) -> list[dict]:
+    """Per (policy, store, codec) run at more than one length, the longest's ratio against the shortest's
+    of the same run: {policy, store, codec, short, long, short_ratio, long_ratio, change (long over short),
+    verdict}. The verdict: "holds" (the long ratio is not lower), "within noise" (lower, but not below the
+    lowest of the short rows' per-round ratios), "falls" (below all of them)."""
+    by: dict[tuple, list[dict]] = {}
+    for r in recs:
+        if r["store"] != "TorchDisk":
+            by.setdefault((r["policy"], r["store"], r["codec"]), []).append(r)
+    out = []
+    for (pol, store, codec), rows in by.items():
+        if len(rows) < 2:
+            continue
+        short, long = min(rows, key=lambda r: r["gen"]), max(rows, key=lambda r: r["gen"])
+        lo = min(short.get("round_ratios") or [short["vs_torchdisk"]])
+        change = long["vs_torchdisk"] / short["vs_torchdisk"]
+        verdict = "holds" if change >= 1 else "within noise" if long["vs_torchdisk"] >= lo else "falls"
+        out.append({"policy": pol, "store": store, "codec": codec, "short": short["gen"], "long": long["gen"],
+                    "short_ratio": short["vs_torchdisk"], "long_ratio": long["vs_torchdisk"], "change": change,
+                    "verdict": verdict})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=os.path.join(HERE, "results", "flexgen.json"))
@@ -91,14 +128,20 @@ def main() -> int:
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--stores", default="mem,file,tcp")
     ap.add_argument("--codecs", default="none,auto")
-    ap.add_argument("--reps", type=int, default=3, help="rounds at the shortest generation")
-    ap.add_argument("--long-reps", type=int, default=2, help="rounds beyond the shortest generation")
+    ap.add_argument("--reps", type=int, default=3, help="least rounds at the shortest generation")
+    ap.add_argument("--long-reps", type=int, default=3, help="least rounds beyond the shortest generation")
+    ap.add_argument("--group-seconds", type=float, default=40.0,
+                    help="a group adds rounds while its generates so far took less (see the module docstring)")
+    ap.add_argument("--max-reps", type=int, default=7, help="most rounds of a group")
     ap.add_argument("--tcp-reps", type=int, default=1, help="rounds (at most --reps) the tcp:// rows run in")
     ap.add_argument("--long-stores", default="mem,file",
                     help="stores run beyond the shortest generation (the others run at the shortest only)")
     ap.add_argument("--long-codecs", default="none", help="codecs run beyond the shortest generation")
     ap.add_argument("--long-policies", default="cache-on-store,compressed-cache",
                     help="policies run beyond the shortest generation")
+    ap.add_argument("--ops", type=int, default=0, metavar="N",
+                    help="print instead what N token appends and [0:pos] reads of one KV cache cost per operation "
+                         "(each with its synchronize()), TorchDisk against mem:// and file://, and exit")
     ap.add_argument("--omp-wait", default="passive", choices=["passive", "active", "default"],
                     help="OMP_WAIT_POLICY for every store (set before torch loads OpenMP); see the module docstring")
     a = ap.parse_args()
@@ -118,6 +161,8 @@ def main() -> int:
     from bench_link import Node
 
     cuda = torch.cuda.is_available()
+    if a.ops:
+        return per_op(a, cuda, pb, gtf, cpu_shim, torch)
     cfg = get_opt_config("opt-125m", num_hidden_layers=a.layers, dtype=np.float16 if cuda else np.float32)
     gens = [int(g) for g in a.gen.split(",")]
     prompts = np.random.default_rng(1).integers(4, cfg.vocab_size, size=(4, a.prompt))
@@ -155,17 +200,24 @@ def main() -> int:
                             envs[f"{st} {codec}"] = (st, codec, lambda u=urls[st](codec), c=codec: gtf.execution_env(
                                 u, codec=c, gpu=str(compute.dev)))
                     recs += _group(pname, pol, gen, envs, reps, min(a.tcp_reps, reps), cfg, tmp, prompts, cuda,
-                                   OptLM, pb, torch)
+                                   OptLM, pb, torch, a.group_seconds, max(a.max_reps, reps))
         finally:
             if node:
                 node.stop()
-    write_json(a.json, recs, benchmark="flexgen", layers=a.layers, prompt=a.prompt, device="cuda" if cuda else "cpu")
+    grows = growth(recs)
+    for g in grows:
+        print(f"{g['policy']:17} {g['store']:9} {g['codec']:6} {g['long']} tokens {g['long_ratio']:.2f}x vs "
+              f"{g['short']} tokens {g['short_ratio']:.2f}x: {g['change']:.3f} ({g['verdict']})", flush=True)
+    write_json(a.json, recs, benchmark="flexgen", layers=a.layers, prompt=a.prompt, device="cuda" if cuda else "cpu",
+               growth=grows)
     update_markdown(a.md, "flexgen", markdown(recs, a, cuda))
     return 0 if all(r["same_tokens"] for r in recs) else 1
 
 
-def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM, pb, torch) -> list[dict]:
-    """One (policy, new tokens) group: every store's model built and warmed up, then the rounds of schedule()."""
+def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM, pb, torch, budget=0.0,
+           most=0) -> list[dict]:
+    """One (policy, new tokens) group: every store's model built and warmed up, then the rounds of schedule(),
+    reps of them and then extra_rounds() more for every store but the tcp:// node (which keeps tcp_reps)."""
     models = {}
     try:
         for name, (_, _, make) in envs.items():
@@ -175,17 +227,26 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
             models[name][1].generate(prompts, max_new_tokens=2)  # warm-up
         rounds = {n: tcp_reps if n.startswith("tcp ") else reps for n in envs}
         secs, cpus, outs = ({n: {} for n in envs} for _ in range(3))
-        for i, name in schedule(list(envs), rounds):
-            env, model = models[name]
-            _current(pb, env)
-            gc.collect()  # the garbage of the generate before, whichever store's, is not collected in this one
-            c0, t0 = _cpu_seconds(), time.perf_counter()
-            out = model.generate(prompts, max_new_tokens=gen)
-            if cuda:
-                torch.cuda.synchronize()
-            secs[name][i] = time.perf_counter() - t0
-            cpus[name][i] = _cpu_seconds() - c0
-            outs[name][i] = out
+
+        def run(order):
+            for i, name in order:
+                env, model = models[name]
+                _current(pb, env)
+                gc.collect()  # the garbage of the generate before, whichever store's, is not collected in this one
+                c0, t0 = _cpu_seconds(), time.perf_counter()
+                out = model.generate(prompts, max_new_tokens=gen)
+                if cuda:
+                    torch.cuda.synchronize()
+                secs[name][i] = time.perf_counter() - t0
+                cpus[name][i] = _cpu_seconds() - c0
+                outs[name][i] = out
+
+        run(schedule(list(envs), rounds))
+        spent = sum(sum(v.values()) for v in secs.values())
+        more = extra_rounds(reps, spent, budget, most)
+        if more:  # the same rotation, continued: rounds reps .. reps+more-1 of the stores that ran every round
+            longer = {n: (r + more if r == reps else r) for n, r in rounds.items()}
+            run([(i, n) for i, n in schedule(list(envs), longer) if i >= rounds[n]])
     finally:
         for env, model in models.values():
             model.delete_all_weights()
@@ -202,6 +263,7 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
         r = {"policy": pname, "gen": gen, "store": store, "codec": codec, "reps": len(secs[name]),
              "seconds": seconds, "vs_torchdisk": ratio, "cpu_seconds": statistics.median(cpus[name].values()),
              "round_seconds": [secs[name][i] for i in sorted(secs[name])],
+             "round_ratios": [secs["TorchDisk -"][i] / secs[name][i] for i in sorted(secs[name])],
              "round_cpu_seconds": [cpus[name][i] for i in sorted(cpus[name])],
              "same_tokens": all(np.array_equal(o, ref) for o in outs[name].values())}
         recs.append(r)
@@ -209,6 +271,51 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
               f"(cpu {r['cpu_seconds']:6.2f} s, {r['reps']} rounds) "
               f"tokens {'same' if r['same_tokens'] else 'DIFFER'}", flush=True)
     return recs
+
+
+def per_op(a, cuda, pb, gtf, cpu_shim, torch) -> int:
+    """--ops: median microseconds of a token's append to a KV cache of the bench's shape (batch 4 x 12
+    heads x 64, prompt a.prompt, 32 new tokens) and of the read of its [0:pos] into a new host tensor, as
+    OptLM's store_cache and load_cache issue them (general_copy, then the device's synchronize())."""
+    heads, dim, rows = 48, 64, a.prompt + 31
+    dtype = np.float16 if cuda else np.float32
+    shim = contextlib.nullcontext() if cuda else cpu_shim()
+    with tempfile.TemporaryDirectory() as tmp, shim:
+        pb.fix_recursive_import()
+        cpu = pb.TorchDevice("cpu")
+        makers = {"TorchDisk": lambda: pb.TorchDisk(os.path.join(tmp, "disk")),
+                  "mem": lambda: gtf.GoTensorDevice("mem://bench-flexgen-ops", codec="none"),
+                  "file": lambda: gtf.GoTensorDevice(f"file://{tmp}/gt?fsync=false", codec="none")}
+        print(f"per operation, {a.ops} of each, a cache of {rows}x{heads}x{dim} {np.dtype(dtype).name}:")
+        for name, make in makers.items():
+            dev = make()
+            k = dev.allocate((rows, heads, dim), dtype)
+            if isinstance(dev, gtf.GoTensorDevice):
+                dev._mark_appended(k.data)
+            prompt = cpu.allocate((a.prompt, heads, dim), dtype)
+            prompt.data.normal_()
+            one = cpu.allocate((1, heads, dim), dtype)
+            one.data.normal_()
+            app, rd = [], []
+            while len(app) < a.ops:
+                pb.general_copy(k, (slice(0, a.prompt), slice(0, heads)), prompt, None)
+                dev.synchronize()
+                for pos in range(a.prompt + 1, rows + 1):
+                    t0 = time.perf_counter()
+                    pb.general_copy(k, (slice(pos - 1, pos), slice(0, heads)), one, None)
+                    dev.synchronize()
+                    t1 = time.perf_counter()
+                    k.smart_copy(cpu, (slice(0, pos), slice(0, heads)))
+                    dev.synchronize()
+                    app.append(t1 - t0)
+                    rd.append(time.perf_counter() - t1)
+            print(f"  {name:9} append {statistics.median(app) * 1e6:6.1f} us   read [0:pos] "
+                  f"{statistics.median(rd) * 1e6:6.1f} us", flush=True)
+            if isinstance(dev, gtf.GoTensorDevice):
+                dev.close()
+            else:
+                dev.close_copy_threads()
+    return 0
 
 
 def _current(pb, env) -> None:
@@ -229,12 +336,25 @@ def markdown(recs: list[dict], a, cuda: bool) -> str:
              "",
              "CPU seconds: this process's user and system time per generate (on a shared machine, what the run "
              "spent itself).", "",
-             "| policy | new tokens | store | codec | rounds | seconds | vs TorchDisk | CPU seconds | tokens |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "Rounds ratio: the lowest and highest of the per-round ratios. Longest/shortest: a row's ratio at the "
+             "longest generation over its ratio at the shortest, for the (policy, store, codec) run at both.", "",
+             "| policy | new tokens | store | codec | rounds | seconds | vs TorchDisk | rounds ratio | "
+             "longest/shortest | CPU seconds | tokens |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    change = {(g["policy"], g["long"], g["store"], g["codec"]): g["change"] for g in growth(recs)}
     for r in recs:
+        rr = r.get("round_ratios") or [r["vs_torchdisk"]]
+        ch = change.get((r["policy"], r["gen"], r["store"], r["codec"]))
         lines.append(f"| {r['policy']} | {r['gen']} | {r['store']} | {r['codec']} | {r['reps']} | "
-                     f"{r['seconds']:.2f} | {r['vs_torchdisk']:.2f}x | {r['cpu_seconds']:.2f} | "
+                     f"{r['seconds']:.2f} | {r['vs_torchdisk']:.2f}x | {min(rr):.2f}-{max(rr):.2f} | "
+                     f"{'-' if ch is None else f'{ch:.3f}'} | {r['cpu_seconds']:.2f} | "
                      f"{'same' if r['same_tokens'] else 'DIFFER'} |")
+    grows = growth(recs)
+    if grows:
+        lines += ["", "As the generation grows (holds: not lower; within noise: lower, but within the shortest "
+                  "generation's per-round ratios; falls: below all of them): " + "; ".join(
+                      f"{g['policy']} {g['store']} {g['codec']} {g['short_ratio']:.2f}x at {g['short']} tokens, "
+                      f"{g['long_ratio']:.2f}x at {g['long']}: {g['verdict']}" for g in grows) + "."]
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 
-from bench_flexgen import schedule, summarize  # noqa: E402
+from bench_flexgen import extra_rounds, growth, markdown, schedule, summarize  # noqa: E402
 
 GROUP_32 = ["TorchDisk -", "mem none", "mem auto", "file none", "file auto", "tcp none", "tcp auto"]
 GROUP_256 = ["TorchDisk -", "mem none", "file none"]
@@ -48,3 +48,41 @@ def test_speed_is_the_median_of_per_round_ratios():
     assert seconds == 2.0 and ratio == 1.0
     seconds, ratio = summarize({1: 2.0}, base)  # a row in one round only: that round's ratio
     assert seconds == 2.0 and ratio == 2.0
+
+
+def test_a_cheap_group_adds_rounds_within_its_budget():
+    assert extra_rounds(3, 21.0, 40.0, 7) == 2  # 7 s a round: two more fit 19 s
+    assert extra_rounds(3, 9.0, 40.0, 7) == 4  # capped at 7 rounds in all
+    assert extra_rounds(3, 90.0, 40.0, 7) == 0  # a 256-token group stays at its least
+    assert extra_rounds(3, 21.0, 0.0, 7) == 0 and extra_rounds(0, 0.0, 40.0, 7) == 0
+
+
+def _rec(policy, gen, store, codec, ratio, rounds):
+    return {"policy": policy, "gen": gen, "store": store, "codec": codec, "reps": len(rounds), "seconds": 1.0,
+            "vs_torchdisk": ratio, "round_ratios": rounds, "cpu_seconds": 1.0, "same_tokens": True}
+
+
+def test_growth_compares_the_longest_ratio_with_the_shortest_of_the_same_run():
+    recs = [_rec("cache-on-store", 32, "TorchDisk", "-", 1.0, [1.0, 1.0, 1.0]),
+            _rec("cache-on-store", 32, "mem", "none", 1.10, [1.05, 1.10, 1.20]),
+            _rec("cache-on-store", 32, "file", "none", 1.10, [1.08, 1.10, 1.12]),
+            _rec("cache-on-store", 32, "mem", "auto", 1.10, [1.10]),  # shortest only: no verdict
+            _rec("cache-on-store", 256, "TorchDisk", "-", 1.0, [1.0, 1.0]),
+            _rec("cache-on-store", 256, "mem", "none", 1.07, [1.06, 1.08]),
+            _rec("cache-on-store", 256, "file", "none", 1.12, [1.12, 1.12]),
+            _rec("compressed-cache", 32, "mem", "none", 1.25, [1.24, 1.25, 1.26]),
+            _rec("compressed-cache", 256, "mem", "none", 1.20, [1.20, 1.20])]
+    got = {(g["policy"], g["store"], g["codec"]): g for g in growth(recs)}
+    assert set(got) == {("cache-on-store", "mem", "none"), ("cache-on-store", "file", "none"),
+                        ("compressed-cache", "mem", "none")}
+    assert got[("cache-on-store", "mem", "none")]["verdict"] == "within noise"
+    assert got[("cache-on-store", "file", "none")]["verdict"] == "holds"
+    assert got[("compressed-cache", "mem", "none")]["verdict"] == "falls"
+    assert abs(got[("cache-on-store", "file", "none")]["change"] - 1.12 / 1.10) < 1e-9
+
+    class A:
+        layers, prompt = 4, 32
+    md = markdown(recs, A, False)
+    assert "| cache-on-store | 256 | mem | none | 2 | 1.00 | 1.07x | 1.06-1.08 | 0.973 |" in md
+    assert "| cache-on-store | 32 | mem | none | 3 | 1.00 | 1.10x | 1.05-1.20 | - |" in md
+    assert "compressed-cache mem none 1.25x at 32 tokens, 1.20x at 256: falls" in md

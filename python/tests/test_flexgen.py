@@ -392,7 +392,8 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
     """A compressed cache's data and scale tensors (TorchCompressedDevice over
     the device) are laid out for appends too: a token's append encodes a few
     KiB whatever the cache's length, and reads back what was written; the
-    append and the read are one job each, for the data and the scales."""
+    append and the read are one job each, for the data and the scales (the
+    append on the calling thread: a token's rows are small)."""
     from types import SimpleNamespace
     from flexgen.compression import CompressionConfig
     comp = CompressionConfig(num_bits=4, group_size=64, group_dim=2, symmetric=False)
@@ -402,8 +403,9 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
         cpu = pb.TorchDevice("cpu")
         gtf.install()
         dev = gtf.GoTensorDevice("mem://", codec="none")
-        jobs, submit = [], dev._submit
+        jobs, submit, run_now = [], dev._submit, dev._run_now
         dev._submit = lambda *a: (jobs.append(a[1]), submit(*a))[1]
+        dev._run_now = lambda *a: (jobs.append(a[1]), run_now(*a))[1]
         try:
             costs = []
             for gen in (32, 1024):
@@ -514,3 +516,81 @@ def test_loads_decode_straight_into_the_destination():
     finally:
         dev.close()
         store.close()
+
+
+def test_a_small_host_append_runs_on_the_callers_thread_in_the_keys_order():
+    """A token's append from host memory to a key with nothing pending runs
+    at once on FlexGen's thread (a hand-off to a copy thread costs more than
+    the write); one to a key with copies pending waits behind them on the
+    key's queue; a large write goes to a copy thread; an error in an inline
+    write is raised by synchronize(), as a copy thread's is."""
+    import threading
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
+    try:
+        k = dev.allocate((64, 48, 64), np.float32)
+        dev._mark_appended(k.data)
+        prompt = torch.randn(32, 48, 64)  # 384 KiB: above INLINE_BYTES, to a copy thread
+        threads, store_part = [], dev._store_part
+        dev._store_part = lambda *a: (threads.append(threading.current_thread()), store_part(*a))[1]
+        dev.submit_copy(k, (slice(0, 32), slice(0, 48)), pb.TorchTensor(prompt.shape, prompt.dtype, prompt, cpu), None)
+        dev.synchronize()
+        assert threads == [dev.copy_threads[0]] or threads[0] in dev.copy_threads
+        row = torch.randn(1, 48, 64)
+        dev.submit_copy(k, (slice(32, 33), slice(0, 48)), pb.TorchTensor(row.shape, row.dtype, row, cpu), None)
+        assert threads[1] is threading.current_thread()
+        assert torch.equal(dev.store.read_tensor(k.data, rows=slice(32, 33)), row)  # done before synchronize()
+
+        release = threading.Event()
+        dev._submit(k.data, release.wait, 10)  # something pending on the key
+        row2 = torch.randn(1, 48, 64)
+        dev.submit_copy(k, (slice(33, 34), slice(0, 48)), pb.TorchTensor(row2.shape, row2.dtype, row2, cpu), None)
+        assert len(threads) == 2  # queued behind the pending job, not run
+        release.set()
+        dev.synchronize()
+        assert threads[2] in dev.copy_threads
+        assert torch.equal(dev.store.read_tensor(k.data, rows=slice(33, 34)), row2)
+
+        bad = torch.randn(1, 47, 64)  # does not fit the cache's rows
+        dev.submit_copy(k, (slice(34, 35), slice(0, 48)), pb.TorchTensor(bad.shape, bad.dtype, bad, cpu), None)
+        assert len(threads) == 4 and threads[3] is threading.current_thread()
+        with pytest.raises(RuntimeError, match="size"):
+            dev.synchronize()
+        dev.synchronize()  # the error was raised once
+    finally:
+        dev.close()
+
+
+def test_cache_row_copies_match_torch_on_every_index_form():
+    """Appends and reads through the row fast path and the general path
+    (partial trailing slices, gathered rows, a dtype to convert, a
+    non-contiguous source) give what the same copies give on a torch tensor."""
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
+    try:
+        k = dev.allocate((20, 6, 4), np.float32)
+        dev._mark_appended(k.data)
+        ref = torch.zeros(20, 6, 4)
+        g = torch.Generator().manual_seed(5)
+
+        def put(idx, src):
+            ref[idx] = src.to(ref.dtype)
+            dev.submit_copy(k, idx, pb.TorchTensor(src.shape, src.dtype, src, cpu), None)
+
+        put((slice(0, 8), slice(0, 6)), torch.randn(8, 6, 4, generator=g))
+        put((slice(8, 9), slice(0, 6)), torch.randn(1, 6, 4, generator=g))
+        put((slice(9, 10),), torch.randn(1, 6, 4, generator=g))
+        put((slice(10, 11), slice(0, 3)), torch.randn(1, 3, 4, generator=g))  # part of the heads
+        put((slice(11, 12), slice(0, 6)), torch.randn(1, 6, 4, generator=g, dtype=torch.float64))
+        put((slice(12, 14), slice(0, 6)), torch.randn(6, 2, 4, generator=g).transpose(0, 1))  # non-contiguous
+        put((slice(14, 15), slice(0, 6), slice(1, 3)), torch.randn(1, 6, 2, generator=g))
+        dev.synchronize()
+        for idx in [(slice(0, 15), slice(0, 6)), (slice(3, 9), slice(0, 6), slice(0, 4)), (slice(0, 12), slice(2, 5)),
+                    (slice(None), slice(None))]:
+            want = ref[idx]
+            out = torch.empty(want.shape)
+            dev.submit_copy(pb.TorchTensor(out.shape, out.dtype, out, cpu), None, k, idx)
+            dev.synchronize()
+            assert torch.equal(out, want), idx
+    finally:
+        dev.close()

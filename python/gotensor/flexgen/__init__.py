@@ -40,6 +40,11 @@ from flexgen.utils import ExecutionEnv, np_dtype_to_torch_dtype
 __all__ = ["GoTensorDevice", "install", "uninstall", "execution_env", "read_weights_from", "clear_runs"]
 
 _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
+# A host write of at most this many bytes (a KV cache's token append) to a key
+# with nothing pending runs on the caller's thread: handing it to a copy
+# thread and waking that thread costs more than the write (FlexGen waits
+# for a layer's appends right after submitting them).
+INLINE_BYTES = 256 << 10
 RUNS = "flexgen/"  # every device's keys live under RUNS + <host>-<pid>-<start>.<n>/
 _devices = itertools.count()  # n: devices made in the same millisecond on one store get prefixes of their own
 
@@ -163,7 +168,9 @@ class GoTensorDevice(TorchDisk):
         """Queue a copy; synchronize() waits for it. Like FlexGen's TorchDisk,
         the source is read when the copy runs (FlexGen does not touch it before
         synchronizing); a CUDA source is copied on the copy thread's own stream
-        once the work queued before this call on the current stream is done."""
+        once the work queued before this call on the current stream is done. A
+        write of at most INLINE_BYTES from host memory to a key with nothing
+        pending runs at once instead, on this thread (a token's append)."""
         if src.device is self and dst.device is self:
             if src.data == dst.data:
                 self._submit(dst.data, self._copy_within, src.data, src_indices, dst.data, dst_indices)
@@ -173,6 +180,8 @@ class GoTensorDevice(TorchDisk):
                 self._submit(dst.data, self._store_from_box, dst.data, dst_indices, box)
         elif dst.device is self:
             src_data = pb.map_to_torch_tensor(src, src_indices)
+            if _small_host(src_data) and self._run_now(dst.data, self._store_part, dst.data, dst_indices, src_data, None):
+                return
             ready = _record_event(src_data)
             self._submit(dst.data, self._store_part, dst.data, dst_indices, src_data, ready)
         elif src.device is self:
@@ -184,7 +193,8 @@ class GoTensorDevice(TorchDisk):
         """FlexGen's general_copy_compressed where a side's data and scales are on
         this device: both parts of a copy between this device and host memory
         go as one job on one copy thread (the copy costs one queue hop, not
-        two); any other copy goes part by part through submit_copy."""
+        two), or, for a write of small host parts, at once on this thread as
+        submit_copy's; any other copy goes part by part through submit_copy."""
         src_data, src_scale = get_compressed_indices(src, src_indices, src.shape)
         dst_data, dst_scale = get_compressed_indices(dst, dst_indices, dst.shape)
         parts = [(dst.data[0], tuple(dst_data), src.data[0], tuple(src_data)),
@@ -193,7 +203,11 @@ class GoTensorDevice(TorchDisk):
                           all(p[2].device is self and p[0].device is not self for p in parts))
         if to_me:
             stores = [(d.data, di, pb.map_to_torch_tensor(s, si)) for d, di, s, si in parts]
-            if self._submit(tuple(k for k, _, _ in stores), self._store_parts,
+            keys = tuple(k for k, _, _ in stores)
+            if all(_small_host(t) for _, _, t in stores) and self._run_now(
+                    keys, self._store_parts, [(k, di, t, None) for k, di, t in stores]):
+                return
+            if self._submit(keys, self._store_parts,
                             [(k, di, t, _record_event(t)) for k, di, t in stores]):
                 return
         elif from_me and self._submit((parts[0][2].data, parts[1][2].data), self._load_parts, parts):
@@ -302,6 +316,23 @@ class GoTensorDevice(TorchDisk):
             q.put((keys, fn, args))
         return True
 
+    def _run_now(self, key, fn, *args) -> bool:
+        """Run fn(*args) on the calling thread if nothing is pending on key (a
+        tuple: on any of them), so it keeps the key's order; an error is kept
+        for synchronize() to raise, as a copy thread's is. False, with nothing
+        run, when something is pending."""
+        if not self._queues:
+            raise gotensor.StoreClosed("GoTensorDevice copy threads are closed")
+        keys = key if type(key) is tuple else (key,)
+        pending = self._pending
+        if any(k in pending for k in keys):
+            return False
+        try:
+            fn(*args)
+        except BaseException as e:  # re-raised by synchronize()
+            self._errors.append(e)
+        return True
+
     def _worker(self, q):
         while True:
             item = q.get()
@@ -372,6 +403,12 @@ class GoTensorDevice(TorchDisk):
         host tensor out (no temporary, no second copy); False where that does
         not apply (gathered or partial trailing indices, a tensor never
         written, a dtype or shape that does not match), for the general path."""
+        if key in self._sizes and out.is_contiguous():
+            span = self._row_span(key, src_indices, out)
+            if span is not None:  # a cache's [0:pos]: the fewest checks
+                self.store.read_tensor(key, out=out, rows=slice(*span))
+                self._count("read", out.nbytes)
+                return True
         meta = self._meta.get(key)
         if meta is None or out.dtype != meta[1] or not out.is_contiguous():
             return False
@@ -448,8 +485,35 @@ class GoTensorDevice(TorchDisk):
             loc.relay = buf = torch.empty(max(nbytes, 1 << 20), dtype=torch.uint8, pin_memory=True)
         return buf
 
+    def _row_span(self, key, indices, t: torch.Tensor) -> tuple[int, int] | None:
+        """(start, stop) where indices pick rows [start, stop) of the tensor
+        allocated under key with every trailing dimension whole, and t is
+        those rows in its dtype (a KV cache's append or [0:pos]); None
+        otherwise. The hot path of FlexGen's cache copies: nothing but tuple
+        and slice checks."""
+        meta = self._meta.get(key)
+        if meta is None or type(indices) is not tuple or not indices:
+            return None
+        shape, dtype = meta
+        rows = indices[0]
+        if type(rows) is not slice or rows.step not in (None, 1) or t.dtype is not dtype or len(indices) > len(shape):
+            return None
+        for s, d in zip(indices[1:], shape[1:]):
+            if type(s) is not slice or s.indices(d) != (0, d, 1):
+                return None
+        start, stop, _ = rows.indices(shape[0])
+        if stop <= start or t.shape != (stop - start,) + shape[1:]:
+            return None
+        return start, stop
+
     def _store_part(self, key, dst_indices, data: torch.Tensor, ready):
         data = self._host(data, ready)
+        if key in self._sizes:
+            span = self._row_span(key, dst_indices, data)
+            if span is not None:  # a KV cache append: a row write, the stored size unchanged
+                self.store.write_tensor(key, data, rows=slice(*span))
+                self._count("write", data.nbytes)
+                return
         with self._meta_lock:
             shape, dtype = self._meta.get(key, (tuple(data.shape), data.dtype))
             written = key in self._sizes
@@ -532,6 +596,11 @@ def _index(data: torch.Tensor, indices):
     if torch.is_tensor(indices):
         return pb.vector_gather(data, indices)
     return data[tuple(indices)]
+
+
+def _small_host(t: torch.Tensor) -> bool:
+    """Whether a write of t may run on the caller's thread (see INLINE_BYTES)."""
+    return t.device.type == "cpu" and t.numel() * t.element_size() <= INLINE_BYTES
 
 
 def _record_event(t: torch.Tensor):

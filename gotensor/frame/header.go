@@ -86,12 +86,27 @@ func (h *Header) put(b []byte) {
 		o += 8
 	}
 	for _, c := range h.Chunks {
-		le.PutUint32(b[o:], c.EncLen)
-		le.PutUint32(b[o+4:], c.CRC)
-		le.PutUint32(b[o+8:], c.Aux)
+		putChunk(b[o:], c)
 		o += chunkEntry
 	}
-	le.PutUint32(b[o:], crc32c(b[:o]))
+	sealHeader(b[:o+crcSize])
+}
+
+// chunkTable is where the chunk table starts in an encoded header.
+func (h *Header) chunkTable() int { return fixedSize + 8*len(h.Meta.Shape) }
+
+// putChunk encodes one chunk table entry at b.
+func putChunk(b []byte, c Chunk) {
+	le := binary.LittleEndian
+	le.PutUint32(b, c.EncLen)
+	le.PutUint32(b[4:], c.CRC)
+	le.PutUint32(b[8:], c.Aux)
+}
+
+// sealHeader writes the checksum of encoded header b into its last bytes.
+func sealHeader(b []byte) {
+	n := len(b) - crcSize
+	binary.LittleEndian.PutUint32(b[n:], crc32c(b[:n]))
 }
 
 // Limits bound what a decoder accepts, before it allocates anything.
@@ -195,13 +210,17 @@ func ParseHeader(b []byte, lim Limits) (*Header, error) {
 		return nil, corrupt("frame declares %d chunks, raw size implies %d", nchunks, exp)
 	}
 	h.Chunks = make([]Chunk, nchunks)
+	tab := b[o : o+chunkEntry*nchunks] // one bounds check for the table (a KV cache's has an entry a row)
 	for i := range h.Chunks {
-		c := Chunk{EncLen: le.Uint32(b[o:]), CRC: le.Uint32(b[o+4:]), Aux: le.Uint32(b[o+8:])}
-		if int(c.EncLen) > h.RawChunkLen(i) {
+		e := tab[chunkEntry*i : chunkEntry*i+chunkEntry]
+		c := Chunk{EncLen: le.Uint32(e), CRC: le.Uint32(e[4:]), Aux: le.Uint32(e[8:])}
+		if c.EncLen > h.ChunkSize { // every chunk but the last is ChunkSize raw bytes
 			return nil, corrupt("chunk %d encodes to %d bytes, more than its %d raw bytes", i, c.EncLen, h.RawChunkLen(i))
 		}
 		h.Chunks[i] = c
-		o += chunkEntry
+	}
+	if last := nchunks - 1; last >= 0 && int(h.Chunks[last].EncLen) > h.RawChunkLen(last) {
+		return nil, corrupt("chunk %d encodes to %d bytes, more than its %d raw bytes", last, h.Chunks[last].EncLen, h.RawChunkLen(last))
 	}
 	return h, nil
 }

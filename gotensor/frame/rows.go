@@ -1,6 +1,7 @@
 package frame
 
 import (
+	"bytes"
 	"context"
 	"sync/atomic"
 
@@ -137,7 +138,7 @@ func (r *Reader) Patch(ctx context.Context, off int64, src []byte, pin parallel.
 	if len(r.at) < h.Size() {
 		return nil, errs.New(errs.Internal, "frame header not at hand")
 	}
-	old := append([]byte(nil), r.at[:h.Size()]...)
+	old := bytes.Clone(r.at[:h.Size()]) // not zeroed first, as make would
 	if len(src) == 0 {
 		return &Patch{Old: old, Header: old, Off: int64(h.Size())}, nil
 	}
@@ -177,23 +178,25 @@ func (r *Reader) Patch(ctx context.Context, off int64, src []byte, pin parallel.
 		return nil, err
 	}
 	Work.Encoded.Add(hi - lo)
-	nh := *h
-	nh.Chunks = append([]Chunk(nil), h.Chunks...)
-	p := &Patch{Old: old, Header: make([]byte, h.Size()), Off: int64(h.Size())}
+	// The new header is the old one with the entries of the chunks coded
+	// again: a frame of many chunks (a KV cache has one a row) costs its
+	// table's bytes copied once, not its entries each encoded again.
+	p := &Patch{Old: old, Header: bytes.Clone(old), Off: int64(h.Size())}
 	for i := int64(0); i < first; i++ {
 		p.Off += int64(h.Chunks[i].EncLen)
 	}
 	var size int
+	at := h.chunkTable() + chunkEntry*int(first)
 	for j, ch := range chunks {
 		p.N += int64(h.Chunks[first+int64(j)].EncLen)
-		nh.Chunks[first+int64(j)] = ch
+		putChunk(p.Header[at+chunkEntry*j:], ch)
 		size += len(enc[j])
 	}
+	sealHeader(p.Header)
 	p.Data = make([]byte, 0, size)
 	for _, e := range enc {
 		p.Data = append(p.Data, e...)
 	}
-	nh.put(p.Header)
 	return p, nil
 }
 

@@ -179,11 +179,26 @@ const (
 
 // get is c's factor for a kind of tensor at now, or none's where c has not
 // been observed within factorTTL; 0 when neither has (the Hint takes it
-// as 1).
+// as 1). A codec that codes weighs no less than none (1 where none has no
+// factor) where that is under 1: its speeds are the fastest of three runs
+// alone, so its coding does not run faster than the model says, and a
+// write of it that took less than expected only shows a link faster than
+// its estimate, which none's bytes would have moved over as fast. Taken
+// as its own, such a factor makes the codec look better than none the
+// more the link's estimate was low (a probe on a busy machine, say) and
+// picks it where none is faster.
 func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.weighed(kind, c, now)
+	v := f.weighed(kind, c, now)
+	if v == 0 || c.ID() == codec.IDNone {
+		return v
+	}
+	floor, ok := f.fresh(factorKey{kind, codec.IDNone}, now)
+	if !ok {
+		floor = 1
+	}
+	return max(v, min(floor, 1))
 }
 
 // weighed is get's answer; f.mu held.

@@ -67,7 +67,7 @@ const gain = 0.1
 // bench-link on two cores, whose expectations came within a few percent
 // of each other. On a slow link coding is a small part of the time, and
 // the saving (planes': about a third) clears it.
-const codingGain = 0.2
+const codingGain = 0.1
 
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.

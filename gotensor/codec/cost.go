@@ -137,8 +137,8 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 	return out
 }
 
-// coding is the seconds encoding and decoding raw bytes take at sp; 0 for
-// a codec that does not code (none).
+// coding is the seconds encoding and decoding raw bytes take at sp; 0
+// where they are not known (none before its copy is measured).
 func coding(raw float64, sp Speed) float64 {
 	if math.IsInf(sp.Encode, 1) || math.IsInf(sp.Decode, 1) {
 		return 0
@@ -146,10 +146,10 @@ func coding(raw float64, sp Speed) float64 {
 	return raw/sp.Encode + raw/sp.Decode
 }
 
-// need is the least share of best's time c must be expected to save to
-// be chosen over it: gain, plus codingGain for each share of c's time
-// that is coding.
-func (c *Cost) need() float64 {
+// Need is the least share of a simpler codec's time c must be expected to
+// save to be chosen over it: gain, plus codingGain for each share of c's
+// time that is coding.
+func (c *Cost) Need() float64 {
 	if t := c.Write + c.Read; t > 0 {
 		return gain + codingGain*min(c.Coding/t, 1)
 	}
@@ -183,7 +183,7 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 		switch {
 		case best == nil:
 		case full && c.Stored < (1-gain)*best.Stored:
-		case !full && c.time() < (1-c.need())*best.time():
+		case !full && c.time() < (1-c.Need())*best.time():
 		default:
 			continue
 		}

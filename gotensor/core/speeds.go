@@ -297,8 +297,8 @@ func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.
 		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
-		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",
-			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Factor)
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factor %.3g need %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.Need())
 	}
 	os.Stderr.WriteString(b.String())
 }

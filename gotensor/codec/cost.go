@@ -55,6 +55,20 @@ const ratioSample = 64 << 10
 // and a codec from one tensor to the next pays for both.
 const gain = 0.1
 
+// codingGain is how much more saving a codec must be expected to bring
+// for each share of its expected time that is coding (encode and decode
+// seconds over its write+read seconds): those seconds rest on speeds
+// measured once, alone, as the fastest of three runs, which coding on a
+// CPU that moving also needs (loopback TCP, UCX's polling, a node on the
+// same cores) reaches least surely. On a link that takes the CPU to move
+// bytes, planes' expected saving is the difference of two sums of CPU
+// time (its coding plus moving fewer bytes, against moving them all), and
+// a noisy speed or link estimate flips it: the 10 and 25 Gbit/s rows of
+// bench-link on two cores, whose expectations came within a few percent
+// of each other. On a slow link coding is a small part of the time, and
+// the saving (planes': about a third) clears it.
+const codingGain = 0.1
+
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.
 const nearlyFull = 0.9
@@ -71,6 +85,7 @@ type Cost struct {
 	Read   float64
 	Stored float64 // expected stored bytes
 	Factor float64 // Hint.Factor, which scales Write and Read when codecs are compared
+	Coding float64 // seconds of Write and Read that are encoding and decoding (raw/speed)
 }
 
 func (h *Hint) factor(c Codec) float64 {
@@ -114,11 +129,31 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 		readRate, readLatency := h.readLink()
 		out = append(out, Cost{
 			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
-			Write: h.combine(float64(raw)/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency,
-			Read:  h.combine(float64(raw)/sp.Decode, stored/readRate) + readLatency,
+			Write:  h.combine(float64(raw)/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency,
+			Read:   h.combine(float64(raw)/sp.Decode, stored/readRate) + readLatency,
+			Coding: coding(float64(raw), sp),
 		})
 	}
 	return out
+}
+
+// coding is the seconds encoding and decoding raw bytes take at sp; 0
+// where they are not known (none before its copy is measured).
+func coding(raw float64, sp Speed) float64 {
+	if math.IsInf(sp.Encode, 1) || math.IsInf(sp.Decode, 1) {
+		return 0
+	}
+	return raw/sp.Encode + raw/sp.Decode
+}
+
+// Need is the least share of a simpler codec's time c must be expected to
+// save to be chosen over it: gain, plus codingGain for each share of c's
+// time that is coding.
+func (c *Cost) Need() float64 {
+	if t := c.Write + c.Read; t > 0 {
+		return gain + codingGain*min(c.Coding/t, 1)
+	}
+	return gain
 }
 
 // readLink is the rate and latency of reads.
@@ -139,7 +174,7 @@ func (h *Hint) combine(code, move float64) float64 {
 
 // choose picks the candidate with the least write+read time (scaled by
 // its Factor), or the smallest frame when the store is nearly full (see
-// gain).
+// gain and codingGain).
 func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	raw, _ := meta.NumBytes()
 	full := h.Capacity > 0 && float64(h.Used+raw) >= nearlyFull*float64(h.Capacity)
@@ -148,7 +183,7 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 		switch {
 		case best == nil:
 		case full && c.Stored < (1-gain)*best.Stored:
-		case !full && c.time() < (1-gain)*best.time():
+		case !full && c.time() < (1-c.Need())*best.time():
 		default:
 			continue
 		}

@@ -337,3 +337,36 @@ func TestChoiceDriftIsOfTheWeighedTime(t *testing.T) {
 		t.Error("a link twice as slow kept the choice")
 	}
 }
+
+// twoCoreSpeeds are bfloat16's speeds as bench-link's two-core machine
+// measured them with a node on the same cores.
+func twoCoreSpeeds(_ tensor.DType, c codec.Codec, _ []byte) (codec.Speed, bool) {
+	switch c.Name() {
+	case "none":
+		return codec.Speed{Encode: 1.43e9, Decode: 6.98e9}, true
+	case "planes":
+		return codec.Speed{Encode: 5.77e8, Decode: 1.2e9}, true
+	}
+	return codec.Speed{}, false
+}
+
+// A link whose moving takes all of two cores, at the 2.5e8 B/s a shaped
+// 10 Gbit/s loopback moves on them: the model expects planes to save 11%,
+// a third of its time coding, and bench-link's planes there ran at 0.7x
+// none. Every write gets none; on main the first got planes, and its
+// writes, faster than the model expected on the fake clock (coding takes
+// none of its time), made it look better still for the ones after.
+func TestAutoKeepsNoneOnACPUBoundFastLink(t *testing.T) {
+	s := newStreamLink(t, 2.5e8, 1)
+	s.speed = twoCoreSpeeds
+	raw := bf16Weights(8 << 20) // 16 MiB: streamed
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{8 << 20}}
+	for i := range 4 {
+		if err := s.WriteTensor(ctx, "w", meta, raw, "auto"); err != nil {
+			t.Fatal(err)
+		}
+		if got := chosen(t, s, "w"); got != "none" {
+			t.Errorf("write %d: %s, want none (link %+v)", i, got, s.Stats().Link)
+		}
+	}
+}

@@ -179,11 +179,26 @@ const (
 
 // get is c's factor for a kind of tensor at now, or none's where c has not
 // been observed within factorTTL; 0 when neither has (the Hint takes it
-// as 1).
+// as 1). A codec that codes weighs no less than none (1 where none has no
+// factor) where that is under 1: its speeds are the fastest of three runs
+// alone, so its coding does not run faster than the model says, and a
+// write of it that took less than expected only shows a link faster than
+// its estimate, which none's bytes would have moved over as fast. Taken
+// as its own, such a factor makes the codec look better than none the
+// more the link's estimate was low (a probe on a busy machine, say) and
+// picks it where none is faster.
 func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.weighed(kind, c, now)
+	v := f.weighed(kind, c, now)
+	if v == 0 || c.ID() == codec.IDNone {
+		return v
+	}
+	floor, ok := f.fresh(factorKey{kind, codec.IDNone}, now)
+	if !ok {
+		floor = 1
+	}
+	return max(v, min(floor, 1))
 }
 
 // weighed is get's answer; f.mu held.
@@ -282,8 +297,8 @@ func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.
 		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
-		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s factor %.3g\n",
-			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Factor)
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factor %.3g need %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.Need())
 	}
 	os.Stderr.WriteString(b.String())
 }

@@ -325,3 +325,28 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 		t.Fatal("after factorTTL the next write moves the factor from 1")
 	}
 }
+
+// A coded codec's write that took less than expected shows a link faster
+// than its estimate (its speeds are the fastest of three runs alone), not
+// cheaper coding: its factor weighs no less than none's, or 1, where that
+// is under 1, so that a low link estimate (a probe on a busy machine)
+// does not make planes look better than none from then on.
+func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
+	var f factors
+	none, _ := codec.ByName("none")
+	planes, _ := codec.ByName("planes")
+	kind := choiceKey{tensor.BFloat16, 26}
+	t0 := time.Unix(0, 0)
+	f.observe(kind, planes, 0.5, 1, t0) // took half what was expected: halfway, 0.75
+	if got := f.get(kind, planes, t0); got != 1 {
+		t.Fatalf("planes faster than expected, none unobserved: factor %v, want 1", got)
+	}
+	f.observe(kind, none, 0.6, 1, t0) // none too: 0.8
+	if got := f.get(kind, planes, t0); got != 0.8 {
+		t.Fatalf("planes 0.75, none 0.8: factor %v, want none's", got)
+	}
+	f.observe(kind, planes, 3.25, 1, t0) // slower than expected: its own, 2
+	if got := f.get(kind, planes, t0); got != 2 {
+		t.Fatalf("planes slower than expected: factor %v, want its own 2", got)
+	}
+}

@@ -53,6 +53,11 @@ def datasets() -> dict[str, torch.Tensor]:
 # millisecond, and five calls are too few for a median on a shared machine.
 MIN_SECONDS = 0.25
 ROUNDS = 5
+# A small tensor (under SMALL_BYTES) codes in a millisecond or two: its cells
+# take SMALL_ROUNDS rounds, so that a cell and its competitor run
+# milliseconds apart and a load that changes over seconds falls on both.
+SMALL_ROUNDS = 100
+SMALL_BYTES = 4 << 20
 CLOCK = time.perf_counter  # --clock cpu: time.process_time, the process's CPU time (all its threads)
 
 
@@ -85,12 +90,13 @@ class Cell:
         return statistics.median(self.times)
 
 
-def run_cells(cells: list[Cell], reps: int) -> None:
+def run_cells(cells: list[Cell], reps: int, rounds: int | None = None) -> None:
     from bench_link import round_order
+    rounds = rounds or ROUNDS
     idx = list(range(len(cells)))
-    for r in range(ROUNDS):
+    for r in range(rounds):
         for i in round_order(idx, r):
-            cells[i].batch(-(-reps // ROUNDS), MIN_SECONDS / ROUNDS, warm=r == 0)
+            cells[i].batch(-(-reps // rounds), MIN_SECONDS / rounds, warm=r == 0)
 
 
 def mbps(nbytes: int, seconds: float) -> float:
@@ -183,7 +189,7 @@ def fmt(v):
 
 
 def main() -> None:
-    global MIN_SECONDS, ROUNDS, CLOCK
+    global MIN_SECONDS, ROUNDS, SMALL_ROUNDS, CLOCK
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="bench/results/codecs.json")
     ap.add_argument("--md", default="bench/RESULTS.md")
@@ -195,6 +201,8 @@ def main() -> None:
                     "prints the rows and writes no results")
     ap.add_argument("--datasets", help="comma-separated datasets (stories260K, all-MiniLM-L6-v2)")
     ap.add_argument("--dtypes", help="comma-separated dtypes (bfloat16, float16, float32)")
+    ap.add_argument("--small-rounds", type=int, default=SMALL_ROUNDS,
+                    help="rounds for a tensor under 4 MiB (default %(default)s)")
     ap.add_argument("--rounds", type=int, default=ROUNDS,
                     help="interleaved rounds (default %(default)s); more rounds of shorter batches put the cells "
                     "of a small tensor milliseconds apart, where a shared machine's load changes over seconds")
@@ -202,7 +210,7 @@ def main() -> None:
                     help="time cells by wall clock, or by the process's CPU time (steadier on a loaded machine; "
                     "1-core cells only: all-core cells add up their threads)")
     args = ap.parse_args()
-    MIN_SECONDS, ROUNDS = args.min_seconds, max(1, args.rounds)
+    MIN_SECONDS, ROUNDS, SMALL_ROUNDS = args.min_seconds, max(1, args.rounds), max(1, args.small_rounds)
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     only = set(args.only.split(",")) if args.only else None
     torch.set_num_threads(1)
@@ -218,7 +226,7 @@ def main() -> None:
             cells: list[Cell] = []
             with gotensor.open("mem://") as s:
                 pending = bench_gotensor(s, t, cells, only) + bench_others(t, cells, only)
-                run_cells(cells, reps)
+                run_cells(cells, reps, SMALL_ROUNDS if t.numel() * t.element_size() < SMALL_BYTES else ROUNDS)
                 gotensor.set_workers(0)
             rows = []
             for rec, fields in pending:
@@ -237,7 +245,8 @@ def main() -> None:
     lines = ["## Codecs on real weights",
              "",
              f"`make bench-codecs` (bench/bench_codecs.py) on this {CORES}-core machine; every implementation and direction "
-             f"timed in {ROUNDS} interleaved rounds (order rotated and reversed each round), medians of at least "
+             f"timed in {ROUNDS} interleaved rounds ({SMALL_ROUNDS} for a tensor under {SMALL_BYTES >> 20} MiB; order "
+             "rotated and reversed each round), medians of at least "
              f"{args.reps} calls and {MIN_SECONDS:g} s per cell; MB/s of raw tensor "
              "bytes; compress / decompress. All implementations measured in the same run. gotensor goes through the "
              "Python API into the embedded store (write_tensor, then read_tensor(out=)); the others are called on a "

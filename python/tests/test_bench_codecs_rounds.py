@@ -38,3 +38,13 @@ def test_fresh_input_is_a_copy_made_for_every_call(monkeypatch):
 
     bench_codecs.run_cells([bench_codecs.Cell(reorder, fresh=raw)], reps=3)
     assert raw == b"abc" and all(s == b"abc" for s in seen) and len(seen) >= 3
+
+
+def test_rounds_passed_for_a_small_tensor_override_the_default(monkeypatch):
+    monkeypatch.setattr(bench_codecs, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(bench_codecs, "ROUNDS", 5)
+    log = []
+    cells = [bench_codecs.Cell(lambda _, i=i: log.append(i)) for i in range(2)]
+    bench_codecs.run_cells(cells, reps=7, rounds=30)  # a small tensor's SMALL_ROUNDS
+    batches = [i for j, i in enumerate(log) if j == 0 or log[j - 1] != i]
+    assert len(batches) >= 30  # each of the 30 rounds gives each cell a batch (adjacent ones may join)

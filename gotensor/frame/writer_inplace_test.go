@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -58,10 +59,16 @@ func TestWriterCodesOneChunkInPlace(t *testing.T) {
 			t.Errorf("%s %s: the write went through scratch", c.name, c.spec)
 		}
 		hs := w.h.Size()
+		// kept where the raw chunk's room is at most 1.5x the frame: what
+		// the case says in software; another engine (DOCA) codes to its own sizes
+		inPlace := 2*(hs+len(c.raw)) <= 3*len(f)
+		if _, sw := engine.Current().(engine.Software); sw && inPlace != c.inPlace {
+			t.Errorf("%s %s: frame of %d bytes from a room of %d: in place %v, the case wants %v", c.name, c.spec, len(f), hs+len(c.raw), inPlace, c.inPlace)
+		}
 		switch {
-		case c.inPlace && (len(l.lent) != 1 || len(l.lent[0]) != hs+len(c.raw) || !sameArray(f, l.lent[0]) || len(l.back) != 0):
+		case inPlace && (len(l.lent) != 1 || len(l.lent[0]) != hs+len(c.raw) || !sameArray(f, l.lent[0]) || len(l.back) != 0):
 			t.Errorf("%s %s: frame of %d bytes not coded in place in the one buffer lent (%d lent, %d back)", c.name, c.spec, len(f), len(l.lent), len(l.back))
-		case !c.inPlace && (len(l.lent) != 2 || cap(f) != len(f) || len(l.back) != 1 || !sameArray(l.back[0], l.lent[0])):
+		case !inPlace && (len(l.lent) != 2 || cap(f) != len(f) || len(l.back) != 1 || !sameArray(l.back[0], l.lent[0])):
 			t.Errorf("%s %s: a small frame of %d bytes kept a room of %d (%d lent, %d back)", c.name, c.spec, len(f), cap(f), len(l.lent), len(l.back))
 		}
 		dst := make([]byte, len(c.raw))

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 // miniLMShapes are all-MiniLM-L6-v2's 103 tensors' shapes (bf16).
@@ -38,16 +36,7 @@ func miniLMShapes() [][]int64 {
 //	go test -run - -bench BatchToNode -benchtime 20x ./gotensor/core
 func BenchmarkBatchToNode(b *testing.B) {
 	ctx := context.Background()
-	nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nd.Shutdown()
-	s, err := core.Open(nd.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := nodeStore(b)
 	r := rand.New(rand.NewPCG(1, 2))
 	var metas []tensor.Meta
 	var raws [][]byte

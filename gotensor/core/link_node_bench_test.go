@@ -9,9 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
 // BenchmarkStreamedToNode writes and reads MiniLM's size as one bf16
@@ -21,16 +19,7 @@ import (
 //	go test -run - -bench StreamedToNode -benchtime 30x ./gotensor/core
 func BenchmarkStreamedToNode(b *testing.B) {
 	ctx := context.Background()
-	nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nd.Shutdown()
-	s, err := core.Open(nd.URL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	s := nodeStore(b)
 	const n = 22_700_000 // bf16 elements
 	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{n}}
 	raw := make([]byte, 2*n)

@@ -15,20 +15,27 @@ import (
 	"github.com/gotensor/gotensor/gotensor/transport/node"
 )
 
+// nodeStore starts a memory node in this process and opens a Store on
+// it; both close when tb ends.
+func nodeStore(tb testing.TB) *core.Store {
+	nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { nd.Shutdown() })
+	s, err := core.Open(nd.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
 // A codec that panics on a large tensor streamed to and from a memory node
 // fails that call with Internal; the process and the node live on.
 func TestCodecPanicThroughNode(t *testing.T) {
 	ctx := context.Background()
-	nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nd.Shutdown()
-	s, err := core.Open(nd.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := nodeStore(t)
 	parallel.SetWorkers(4)
 	defer parallel.SetWorkers(0)
 	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{8 << 20}} // 16 MiB: streamed

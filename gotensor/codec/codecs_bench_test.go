@@ -3,13 +3,12 @@ package codec
 import (
 	"encoding/binary"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gotensor/gotensor/gotensor/internal/testweights"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -17,11 +16,7 @@ import (
 // realWeights is the fp32 payload of the stories260K checkpoint (llama2.c:
 // a 28-byte header, then the weights), or synthetic weights without it.
 func realWeights(b testing.TB) []float32 {
-	dir := os.Getenv("GOTENSOR_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.bin"))
+	w, err := testweights.Stories()
 	if err != nil {
 		if b != nil {
 			b.Logf("stories260K.bin not found (%v): synthetic weights", err)
@@ -33,12 +28,7 @@ func realWeights(b testing.TB) []float32 {
 		}
 		return out
 	}
-	raw = raw[28:]
-	out := make([]float32, len(raw)/4)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out
+	return w
 }
 
 // One chunk of real weights per codec and dtype on one core, in MB per

@@ -5,8 +5,8 @@ package libzstd_test
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"testing"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/codec/internal/libzstd"
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/internal/testweights"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -22,18 +23,13 @@ import (
 // storiesBF16 is bench-codecs' stories260K bfloat16 tensor: the
 // checkpoint's weights (after its 28-byte header) rounded to nearest even.
 func storiesBF16(tb testing.TB) []byte {
-	dir := os.Getenv("GOTENSOR_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "..", "..", "shared", "testdata")
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, "stories260K.bin"))
+	w, err := testweights.Stories()
 	if err != nil {
 		tb.Skipf("stories260K.bin: %v", err)
 	}
-	raw = raw[28:]
-	out := make([]byte, len(raw)/2)
-	for i := range len(raw) / 4 {
-		u := binary.LittleEndian.Uint32(raw[4*i:])
+	out := make([]byte, 2*len(w))
+	for i, x := range w {
+		u := math.Float32bits(x)
 		u += 0x7fff + (u>>16)&1
 		binary.LittleEndian.PutUint16(out[2*i:], uint16(u>>16))
 	}

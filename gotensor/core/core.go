@@ -39,6 +39,7 @@ type Store struct {
 	choices  choices    // recent "auto" choices
 	choosing classLocks // held while "auto" weighs for a kind of tensor
 	calls    calls      // writes and reads in flight, for factors learnt from writes that ran alone
+	heads    heads      // parsed headers of the frames rows are written to
 }
 
 // coding marks s coding with c until the returned func is called (see
@@ -144,6 +145,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
+	s.heads.drop(key)
 	start := s.now()
 	call := s.calls.begin()
 	var c codec.Codec
@@ -489,6 +491,7 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 }
 
 func (s *Store) Delete(ctx context.Context, key string) error {
+	s.heads.drop(key)
 	err := s.st.Delete(ctx, key)
 	s.stats.op(OpDelete, err)
 	return err

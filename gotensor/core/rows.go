@@ -16,7 +16,7 @@ import (
 
 // spliceTries bounds the retries of a row write whose frame another
 // writer replaced between its read and its splice.
-const spliceTries = 4
+const spliceTries = 8
 
 // WriteRows stores raw, the contiguous bytes of a tensor of meta, as rows
 // [start, start+meta.Shape[0]) of the tensor under key, which must exist
@@ -34,25 +34,135 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 	return errs.New(errs.Unavailable, "key %q: replaced by other writers %d times during a row write", key, spliceTries)
 }
 
+// writeRowsOnce writes the rows through key's kept header (parsing it
+// first when there is none), reading the frame only for chunks the rows
+// cover in part; it reports false when the frame changed under it.
 func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (bool, error) {
-	r, release, err := s.openFrame(ctx, key)
-	if err != nil {
-		return false, err
+	e := s.heads.entry(key)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ed, _ := s.st.(store.Editor)
+	r, release := (*frame.Reader)(nil), func() {}
+	h := e.head
+	if h != nil && ed == nil && needsFrame(h, start, meta) { // no version to check a reader against: parse again
+		h = nil
 	}
-	off, err := rowRange(r.Header, start, meta)
+	if h == nil {
+		var err error
+		if r, release, h, err = s.parseHead(ctx, key, e, ed); err != nil {
+			return false, err
+		}
+	}
+	off, err := rowRange(h.Header, start, meta)
 	if err != nil {
 		release()
 		return false, err
 	}
-	p, err := r.Patch(ctx, off, raw, pinOf(ctx))
-	release() // before the splice: a frame no reader holds is edited in place
+	if r == nil && h.NeedsFrame(off, int64(len(raw))) {
+		if r, release, err = s.openAt(ctx, key, e, ed); err != nil || r == nil {
+			e.head = nil
+			return false, err
+		}
+	}
+	p, err := h.Patch(ctx, r, off, raw, pinOf(ctx))
+	release() // before the edit: a frame no reader holds is edited in place
 	if err != nil {
+		if ed != nil && r != nil && !s.sameVersion(ctx, key, e, ed) { // read while it changed
+			e.head = nil
+			return false, nil
+		}
 		return false, err
 	}
-	if cl, ok := s.st.(store.CheckedLeaser); ok { // the patch is this process's frame code's
-		return cl.SpliceChecked(ctx, key, p.Old, p.Header, p.Off, p.N, p.Data)
+	var done bool
+	if ed != nil {
+		var ver uint64
+		ver, done, err = ed.EditChecked(ctx, key, e.ver, editOf(p))
+		e.ver = ver
+	} else if cl, ok := s.st.(store.CheckedLeaser); ok { // the patch is this process's frame code's
+		done, err = cl.SpliceChecked(ctx, key, h.Bytes(), p.Header(h.Bytes()), p.Off, p.N, p.Data)
+	} else {
+		done, err = store.SpliceOn(ctx, s.st, key, h.Bytes(), p.Header(h.Bytes()), p.Off, p.N, p.Data)
 	}
-	return store.SpliceOn(ctx, s.st, key, p.Old, p.Header, p.Off, p.N, p.Data)
+	if !done || err != nil {
+		e.head = nil
+		return false, err
+	}
+	h.Apply(p)
+	return true, nil
+}
+
+// parseHead opens key's frame and keeps its header in e, at the version
+// read before it (on an Editor); the reader is the caller's to release.
+func (s *Store) parseHead(ctx context.Context, key string, e *headEntry, ed store.Editor) (*frame.Reader, func(), *frame.Head, error) {
+	var ver uint64
+	if ed != nil {
+		v, err := ed.FrameVersion(ctx, key)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ver = v
+	}
+	r, release, err := s.openFrame(ctx, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err := frame.NewHead(r)
+	if err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	s.heads.set(key, e, h, ver)
+	return r, release, h, nil
+}
+
+// openAt opens a reader of key's frame through e's header, which an
+// Editor says is still the frame's: nil when it is not.
+func (s *Store) openAt(ctx context.Context, key string, e *headEntry, ed store.Editor) (*frame.Reader, func(), error) {
+	var (
+		r       *frame.Reader
+		release = func() {}
+		err     error
+	)
+	if l, ok := s.st.(store.Leaser); ok {
+		var b []byte
+		if b, release, err = l.Lease(ctx, key); err != nil {
+			return nil, nil, err
+		}
+		r, err = e.head.Reader(b)
+	} else if rr, ok := s.st.(store.RangeReader); ok {
+		size := e.head.FrameSize()
+		r, err = e.head.OpenReader(rangeSource{s: s, rr: rr, key: key, size: size}, size, StreamPiece)
+	} else {
+		return nil, func() {}, nil
+	}
+	if err != nil || !s.sameVersion(ctx, key, e, ed) { // checked after the lease: the leased frame is that version
+		release()
+		return nil, func() {}, nil
+	}
+	return r, release, nil
+}
+
+// sameVersion says whether key's frame is still at e's version.
+func (s *Store) sameVersion(ctx context.Context, key string, e *headEntry, ed store.Editor) bool {
+	v, err := ed.FrameVersion(ctx, key)
+	return err == nil && v == e.ver
+}
+
+// needsFrame says whether writing rows of meta at start reads h's frame.
+func needsFrame(h *frame.Head, start int64, meta tensor.Meta) bool {
+	off, err := rowRange(h.Header, start, meta)
+	n, _ := meta.NumBytes()
+	return err == nil && h.NeedsFrame(off, n)
+}
+
+// editOf is p as a store edit: the table entries and the checksum (one
+// piece when they meet, as an append's last chunk's do) and the data.
+func editOf(p *frame.Patch) store.Edit {
+	pieces := []store.Piece{{Off: p.TableAt, B: p.Table}, {Off: p.SumAt, B: p.Sum[:]}}
+	if p.TableAt+int64(len(p.Table)) == p.SumAt {
+		pieces = []store.Piece{{Off: p.TableAt, B: append(p.Table, p.Sum[:]...)}}
+	}
+	return store.Edit{Pieces: pieces, Off: p.Off, N: p.N, Data: p.Data}
 }
 
 // ReadRows decodes rows [start, start+want.Shape[0]) of the tensor under

@@ -32,6 +32,19 @@ type Reader struct {
 	at     []byte // frame bytes [0, len(at)) at hand
 	src    Source // the rest; nil when at is the whole frame
 	piece  int64
+	head   *Head // the header's running sums, when the reader has them
+}
+
+// chunkOff is where chunk i's payload starts in the frame.
+func (r *Reader) chunkOff(i int) int64 {
+	if r.head != nil {
+		return r.head.ChunkOff(i)
+	}
+	off := int64(r.Header.Size())
+	for _, c := range r.Header.Chunks[:i] {
+		off += int64(c.EncLen)
+	}
+	return off
 }
 
 // NewReader validates the frame b and returns a reader over it. b is not
@@ -120,10 +133,7 @@ func (r *Reader) DecodeRange(ctx context.Context, off int64, dst []byte, pin par
 	if r.src == nil { // all at hand: one parallel decode
 		first := int(off / int64(h.ChunkSize))
 		n := int((int64(len(dst)) + int64(h.ChunkSize) - 1) / int64(h.ChunkSize))
-		start := h.Size()
-		for i := 0; i < first; i++ {
-			start += int(h.Chunks[i].EncLen)
-		}
+		start := int(r.chunkOff(first))
 		stop := start
 		for i := first; i < first+n; i++ {
 			stop += int(h.Chunks[i].EncLen)
@@ -174,10 +184,7 @@ func (r *Reader) DecodeRange(ctx context.Context, off int64, dst []byte, pin par
 func (r *Reader) spans(first, last int) []span {
 	h := r.Header
 	cs := int64(h.ChunkSize)
-	enc := int64(h.Size())
-	for i := 0; i < first; i++ {
-		enc += int64(h.Chunks[i].EncLen)
-	}
+	enc := r.chunkOff(first)
 	var spans []span
 	for i := first; i < last; {
 		sp := span{chunk: i, enc: enc, raw: int64(i-first) * cs}

@@ -1,7 +1,6 @@
 package frame
 
 import (
-	"bytes"
 	"context"
 	"sync/atomic"
 
@@ -115,38 +114,57 @@ func (r *Reader) partChunk(ctx context.Context, i, off int64, dst []byte, pin pa
 	return nil
 }
 
-// Patch is an edit of a stored frame: its header is replaced by Header
-// (the same length) and its bytes [Off, Off+N) by Data. Old is the header
-// it was computed from; it applies only to a frame that still has it.
+// Patch is an edit of a stored frame: chunks [First, First+k) coded
+// again. The header keeps its length: its bytes [TableAt, +len(Table))
+// become Table (the chunks' entries) and its checksum, at SumAt, Sum; the
+// frame's bytes [Off, Off+N) become Data.
 type Patch struct {
-	Old, Header []byte
-	Off, N      int64
-	Data        []byte
+	First          int
+	TableAt, SumAt int64
+	Table          []byte
+	Sum            [crcSize]byte
+	Off, N         int64
+	Data           []byte
+	chunks         []Chunk // the new entries
 }
 
 // Patch re-encodes the chunks that tensor bytes [off, off+len(src)) touch
 // with src written over them, and returns the edit of the frame that
-// stores it. Chunks src covers only in part are decoded first; every
-// other chunk keeps its encoded bytes. A lossy codec's edge chunks are
-// coded again from their decoded values.
+// stores it (see Head.Patch).
 func (r *Reader) Patch(ctx context.Context, off int64, src []byte, pin parallel.Pin) (*Patch, error) {
-	h := r.Header
+	h, err := NewHead(r)
+	if err != nil {
+		return nil, err
+	}
+	return h.Patch(ctx, r, off, src, pin)
+}
+
+// Patch re-encodes the chunks that tensor bytes [off, off+len(src)) touch
+// with src written over them, and returns the edit of the frame with
+// header h that stores it. Chunks src covers only in part are decoded
+// first, through r, a reader of that frame (nil when NeedsFrame is false);
+// every other chunk keeps its encoded bytes. A lossy codec's edge chunks
+// are coded again from their decoded values. The cost is the chunks
+// touched: the new header checksum is the old one patched, and the
+// payload offset comes from h's running sums.
+func (h *Head) Patch(ctx context.Context, r *Reader, off int64, src []byte, pin parallel.Pin) (*Patch, error) {
 	end := off + int64(len(src))
 	if off < 0 || end > h.RawSize || end < off {
 		return nil, errs.New(errs.InvalidArgument, "range [%d, %d) outside a %d-byte tensor", off, end, h.RawSize)
 	}
-	if len(r.at) < h.Size() {
-		return nil, errs.New(errs.Internal, "frame header not at hand")
-	}
-	old := bytes.Clone(r.at[:h.Size()]) // not zeroed first, as make would
 	if len(src) == 0 {
-		return &Patch{Old: old, Header: old, Off: int64(h.Size())}, nil
+		p := &Patch{Off: int64(len(h.raw)), TableAt: int64(h.chunkTable()), SumAt: int64(len(h.raw) - crcSize)}
+		copy(p.Sum[:], h.raw[p.SumAt:])
+		return p, nil
 	}
 	cs := int64(h.ChunkSize)
 	first, last := off/cs, (end+cs-1)/cs
 	lo, hi := first*cs, min(last*cs, h.RawSize)
 	raw := src
 	if lo < off || hi > end { // edges partly covered: start from the stored bytes
+		if r == nil {
+			return nil, errs.New(errs.Internal, "a patch of part of a chunk needs the frame")
+		}
 		raw = make([]byte, hi-lo)
 		if off > lo {
 			if err := r.DecodeRange(ctx, lo, raw[:min(cs, hi-lo)], pin); err != nil {
@@ -167,32 +185,27 @@ func (r *Reader) Patch(ctx context.Context, off int64, src []byte, pin parallel.
 	in := codec.Info{Meta: h.Meta, Param: h.CodecParam}
 	n := int(last - first)
 	enc := make([][]byte, n)
-	chunks := make([]Chunk, n)
+	p := &Patch{First: int(first), Off: h.ChunkOff(int(first)), chunks: make([]Chunk, n)}
 	err = parallel.ForBytesFrom(n, hi-lo, codec.SpreadBytes(c, in), pin, func(j int) error {
 		part := raw[int64(j)*cs : min(int64(j+1)*cs, hi-lo)]
 		var cerr error
-		enc[j], chunks[j], cerr = codeChunk(c, in, part)
+		enc[j], p.chunks[j], cerr = codeChunk(c, in, part)
 		return cerr
 	})
 	if err != nil {
 		return nil, err
 	}
 	Work.Encoded.Add(hi - lo)
-	// The new header is the old one with the entries of the chunks coded
-	// again: a frame of many chunks (a KV cache has one a row) costs its
-	// table's bytes copied once, not its entries each encoded again.
-	p := &Patch{Old: old, Header: bytes.Clone(old), Off: int64(h.Size())}
-	for i := int64(0); i < first; i++ {
-		p.Off += int64(h.Chunks[i].EncLen)
+	p.N = h.ChunkOff(int(last)) - p.Off
+	h.sealPatch(p)
+	if n == 1 {
+		p.Data = enc[0]
+		return p, nil
 	}
 	var size int
-	at := h.chunkTable() + chunkEntry*int(first)
-	for j, ch := range chunks {
-		p.N += int64(h.Chunks[first+int64(j)].EncLen)
-		putChunk(p.Header[at+chunkEntry*j:], ch)
-		size += len(enc[j])
+	for _, e := range enc {
+		size += len(e)
 	}
-	sealHeader(p.Header)
 	p.Data = make([]byte, 0, size)
 	for _, e := range enc {
 		p.Data = append(p.Data, e...)

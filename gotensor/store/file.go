@@ -109,6 +109,7 @@ type Dir struct {
 
 	mu     sync.RWMutex
 	sizes  map[string]int64
+	vers   map[string]uint64 // frame versions (see Editor), given out on first ask
 	bytes  int64
 	closed bool
 }
@@ -145,7 +146,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		lock.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
-	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}, handles: map[string]*handle{}}
+	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}, vers: map[string]uint64{}, handles: map[string]*handle{}}
 	var journals []string
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -287,6 +288,7 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 	s.forget(key)
 	s.mu.Lock()
 	s.sizes[key] = size
+	delete(s.vers, key) // a new frame: a new version
 	s.mu.Unlock()
 	return nil
 }
@@ -479,6 +481,7 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	s.mu.Lock()
 	s.bytes -= s.sizes[key]
 	delete(s.sizes, key)
+	delete(s.vers, key)
 	s.mu.Unlock()
 	if s.NoSync {
 		return nil

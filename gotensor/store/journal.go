@@ -25,27 +25,20 @@ import (
 // costs a pwrite to it and one to clear it rather than the create, write,
 // close and unlink of a journal file per edit (most of a one-row append's
 // cost). An edit holds its key's stripe exclusively, so a slot has one
-// edit at a time; a slot's record names the file it edits. Older versions
-// wrote <file>.splice beside the file: one found at open is still applied.
+// edit at a time; a slot's record names the file it edits and holds the
+// bytes the edit writes: a row write's chunks, the table entries they
+// change and the header checksum, not the whole header. Records of the
+// previous layout (the whole header and the data, magic GTJ2) and the
+// <file>.splice journals older versions wrote beside the file are still
+// applied when found at open.
 
 const journalExt = ".splice"
 
 var journalMagic = [4]byte{'G', 'T', 'S', 'J'}
 
-// journal lays out an edit: magic, header length, header, data offset,
-// data length, data, CRC32C of everything before.
-func journal(header []byte, off int64, data []byte) []byte {
-	b := make([]byte, 0, 28+len(header)+len(data))
-	b = append(b, journalMagic[:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(header)))
-	b = append(b, header...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(off))
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(data)))
-	b = append(b, data...)
-	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
-}
-
-// parseJournal reads a complete journal; ok is false for a torn one.
+// parseJournal reads a complete <file>.splice journal (magic, header
+// length, header, data offset, data length, data, CRC32C of everything
+// before); ok is false for a torn one.
 func parseJournal(b []byte) (header []byte, off int64, data []byte, ok bool) {
 	if len(b) < 28 || [4]byte(b[:4]) != journalMagic {
 		return nil, 0, nil, false
@@ -66,14 +59,14 @@ func parseJournal(b []byte) (header []byte, off int64, data []byte, ok bool) {
 	return header, off, b[24+h : 24+h+n], true
 }
 
-// editInPlace writes header at 0 and data at off of f, key's file,
-// through stripe i's journal slot; the caller holds stripe i's edit lock.
-func (s *Dir) editInPlace(f *os.File, key string, i int, header []byte, off int64, data []byte) error {
+// editInPlace writes pieces, in order, into f, key's file, through stripe
+// i's journal slot; the caller holds stripe i's edit lock.
+func (s *Dir) editInPlace(f *os.File, key string, i int, pieces []Piece) error {
 	slot, err := s.slot(i)
 	if err != nil {
 		return err
 	}
-	rec := slotRecord(pathFor(key), header, off, data)
+	rec := slotRecord(pathFor(key), pieces)
 	if _, err := slot.WriteAt(rec, 0); err != nil {
 		return err
 	}
@@ -82,19 +75,18 @@ func (s *Dir) editInPlace(f *os.File, key string, i int, header []byte, off int6
 			return err
 		}
 	}
-	if err := s.applyEdit(f, header, off, data); err != nil {
+	if err := s.applyEdit(f, pieces); err != nil {
 		return err // the record stays: the next open applies it
 	}
 	return s.clearSlot(slot, len(rec))
 }
 
-// applyEdit writes data at off and header at 0 of f, open for writing.
-func (s *Dir) applyEdit(f *os.File, header []byte, off int64, data []byte) error {
-	if _, err := f.WriteAt(data, off); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(header, 0); err != nil {
-		return err
+// applyEdit writes pieces, in order, into f, open for writing.
+func (s *Dir) applyEdit(f *os.File, pieces []Piece) error {
+	for _, p := range pieces {
+		if _, err := f.WriteAt(p.B, p.Off); err != nil {
+			return err
+		}
 	}
 	if !s.NoSync {
 		return f.Sync()
@@ -110,25 +102,36 @@ func (s *Dir) replayJournal(jpath string) error {
 		return err
 	}
 	if header, off, data, ok := parseJournal(b); ok {
-		if err := s.replayEdit(strings.TrimSuffix(jpath, journalExt), header, off, data); err != nil {
+		if err := s.replayEdit(strings.TrimSuffix(jpath, journalExt), splicePieces(header, off, data)); err != nil {
 			return err
 		}
 	}
 	return os.Remove(jpath)
 }
 
+// splicePieces are the writes of a same-length splice: data at off, then
+// the header.
+func splicePieces(header []byte, off int64, data []byte) []Piece {
+	return []Piece{{Off: off, B: data}, {Off: 0, B: header}}
+}
+
 // replayEdit applies an edit found in a journal to the file at path, if
 // that file is still there and long enough.
-func (s *Dir) replayEdit(path string, header []byte, off int64, data []byte) error {
+func (s *Dir) replayEdit(path string, pieces []Piece) error {
 	info, err := os.Stat(path)
-	if err != nil || off+int64(len(data)) > info.Size() || int64(len(header)) > info.Size() {
+	if err != nil {
 		return nil
+	}
+	for _, p := range pieces {
+		if p.Off+int64(len(p.B)) > info.Size() {
+			return nil
+		}
 	}
 	f, err := openBlocking(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	err = s.applyEdit(f, header, off, data)
+	err = s.applyEdit(f, pieces)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -137,29 +140,82 @@ func (s *Dir) replayEdit(path string, header []byte, off int64, data []byte) err
 
 const slotPrefix = ".gotensor.journal-"
 
-var slotMagic = [4]byte{'G', 'T', 'J', '2'}
+var (
+	slotMagic   = [4]byte{'G', 'T', 'J', '3'}
+	slotMagicV2 = [4]byte{'G', 'T', 'J', '2'} // the previous layout, still replayed
+)
 
 // bigSlot is the size past which a cleared slot is truncated, so an edit
 // of a large tensor does not keep its bytes on disk.
 const bigSlot = 1 << 20
 
 // slotRecord lays out an edit in a slot: magic, path length, the path
-// (relative to the store), the edit as journal lays it out, and a CRC32C
-// of everything before.
-func slotRecord(rel string, header []byte, off int64, data []byte) []byte {
-	j := journal(header, off, data)
-	b := make([]byte, 0, 12+len(rel)+len(j))
+// (relative to the store), the piece count, each piece's offset (8
+// bytes), length (4) and bytes, and a CRC32C of everything before.
+func slotRecord(rel string, pieces []Piece) []byte {
+	n := 16 + len(rel)
+	for _, p := range pieces {
+		n += 12 + len(p.B)
+	}
+	b := make([]byte, 0, n)
 	b = append(b, slotMagic[:]...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(rel)))
 	b = append(b, rel...)
-	b = append(b, j...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(pieces)))
+	for _, p := range pieces {
+		b = binary.LittleEndian.AppendUint64(b, uint64(p.Off))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.B)))
+		b = append(b, p.B...)
+	}
 	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
 }
 
 // parseSlot reads the record at the start of a slot's bytes b (which may
-// run on past it); ok is false for a cleared or torn one.
-func parseSlot(b []byte) (rel string, header []byte, off int64, data []byte, ok bool) {
-	if len(b) < 8 || [4]byte(b[:4]) != slotMagic {
+// run on past it), of either layout; ok is false for a cleared or torn one.
+func parseSlot(b []byte) (rel string, pieces []Piece, ok bool) {
+	if len(b) >= 4 && [4]byte(b[:4]) == slotMagicV2 {
+		rel, header, off, data, ok := parseSlotV2(b)
+		return rel, splicePieces(header, off, data), ok
+	}
+	if len(b) < 12 || [4]byte(b[:4]) != slotMagic {
+		return "", nil, false
+	}
+	le := binary.LittleEndian
+	p := uint64(le.Uint32(b[4:]))
+	at := 8 + p
+	if at+8 > uint64(len(b)) {
+		return "", nil, false
+	}
+	rel = string(b[8:at])
+	count := uint64(le.Uint32(b[at:]))
+	at += 4
+	if count > uint64(len(b))/12 {
+		return "", nil, false
+	}
+	pieces = make([]Piece, 0, count)
+	for range count {
+		if at+12 > uint64(len(b)) {
+			return "", nil, false
+		}
+		off, n := le.Uint64(b[at:]), uint64(le.Uint32(b[at+8:]))
+		at += 12
+		if n > uint64(len(b))-at || off > 1<<62 {
+			return "", nil, false
+		}
+		pieces = append(pieces, Piece{Off: int64(off), B: b[at : at+n]})
+		at += n
+	}
+	if at+4 > uint64(len(b)) || castagnoli.Checksum(b[:at]) != le.Uint32(b[at:]) || !filepath.IsLocal(rel) {
+		return "", nil, false
+	}
+	return rel, pieces, true
+}
+
+// parseSlotV2 reads a record of the previous layout: magic GTJ2, path
+// length, the path, the edit as a <file>.splice journal lays it out, and
+// a CRC32C of everything before.
+func parseSlotV2(b []byte) (rel string, header []byte, off int64, data []byte, ok bool) {
+	if len(b) < 8 || [4]byte(b[:4]) != slotMagicV2 {
 		return "", nil, 0, nil, false
 	}
 	p := uint64(binary.LittleEndian.Uint32(b[4:]))
@@ -232,8 +288,8 @@ func (s *Dir) replaySlots() error {
 		if err != nil {
 			return err
 		}
-		if rel, header, off, data, ok := parseSlot(b); ok {
-			if err := s.replayEdit(filepath.Join(s.dir, rel), header, off, data); err != nil {
+		if rel, pieces, ok := parseSlot(b); ok {
+			if err := s.replayEdit(filepath.Join(s.dir, rel), pieces); err != nil {
 				return err
 			}
 		}

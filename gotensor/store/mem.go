@@ -50,10 +50,11 @@ type memFrame struct {
 	checked atomic.Bool // built by this process's frame writer (see CheckedLeaser)
 	pool    *pool.Bytes
 	release func() // unref, made once per frame so a lease allocates nothing
+	ver     uint64 // the frame's version (see Editor), under the store's lock
 }
 
 func newMemFrame(b []byte, p *pool.Bytes, checked bool) *memFrame {
-	f := &memFrame{b: b, pool: p}
+	f := &memFrame{b: b, pool: p, ver: nextVersion()}
 	f.checked.Store(checked)
 	f.refs.Store(1)
 	f.release = f.unref

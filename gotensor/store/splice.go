@@ -75,6 +75,7 @@ func (s *Mem) splice(key string, old, header []byte, off, n int64, data []byte, 
 		if !checked {
 			f.checked.Store(false)
 		}
+		f.ver = nextVersion()
 		return true, nil
 	}
 	if s.capacity > 0 && s.bytes-int64(len(f.b))+size > s.capacity {
@@ -159,9 +160,10 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 		i := s.editStripe(key)
 		s.editing[i].Lock()
 		defer s.editing[i].Unlock()
-		if err := s.editInPlace(src, key, i, header, off, data); err != nil {
+		if err := s.editInPlace(src, key, i, splicePieces(header, off, data)); err != nil {
 			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
+		s.edited(key)
 		return true, nil
 	}
 	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {

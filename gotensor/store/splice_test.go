@@ -127,7 +127,7 @@ func TestDirJournalSlots(t *testing.T) {
 		t.Fatalf("files after edits: %v", ents)
 	}
 	d.Put(ctx, "k", []byte("NEW0ccccdddd")) // replaced after its edit: the cleared slot must not touch it
-	rec := slotRecord(pathFor("j"), []byte("HDR2"), 8, []byte("BBBB"))
+	rec := slotRecord(pathFor("j"), []Piece{{Off: 8, B: []byte("BBBB")}, {Off: 2, B: []byte("R2")}})
 	d.Close()
 	if ji == ki { // one stripe: the torn record goes in another slot
 		ki = (ji + 1) % len(d.slots)
@@ -146,7 +146,7 @@ func TestDirJournalSlots(t *testing.T) {
 		t.Fatalf("a cleared or torn slot applied: %q", got)
 	}
 	for _, i := range []int{ji, ki} {
-		if b, _ := os.ReadFile(d.slotPath(i)); len(b) >= 4 && string(b[:4]) == "GTJ2" {
+		if b, _ := os.ReadFile(d.slotPath(i)); len(b) >= 4 && string(b[:4]) == "GTJ3" {
 			t.Fatalf("slot %d not cleared after replay", i)
 		}
 	}
@@ -157,10 +157,22 @@ func TestDirJournalSlots(t *testing.T) {
 
 // A slot record names a path inside the store only.
 func TestParseSlotRejectsOutsidePath(t *testing.T) {
-	if _, _, _, _, ok := parseSlot(slotRecord("../x.gtf", []byte("H"), 1, []byte("d"))); ok {
+	pieces := []Piece{{Off: 1, B: []byte("d")}, {Off: 0, B: []byte("H")}}
+	if _, _, ok := parseSlot(slotRecord("../x.gtf", pieces)); ok {
 		t.Fatal("a path outside the store parsed")
 	}
-	if rel, h, off, data, ok := parseSlot(slotRecord("a/b.gtf", []byte("H"), 1, []byte("d"))); !ok || rel != "a/b.gtf" || string(h) != "H" || off != 1 || string(data) != "d" {
-		t.Fatal("round trip", rel, h, off, data, ok)
+	if _, _, ok := parseSlot(slotRecordV2("../x.gtf", []byte("H"), 1, []byte("d"))); ok {
+		t.Fatal("a path outside the store parsed (GTJ2)")
+	}
+	for _, rec := range [][]byte{slotRecord("a/b.gtf", pieces), slotRecordV2("a/b.gtf", []byte("H"), 1, []byte("d"))} {
+		rel, got, ok := parseSlot(rec)
+		if !ok || rel != "a/b.gtf" || len(got) != 2 || got[0].Off != 1 || string(got[0].B) != "d" || got[1].Off != 0 || string(got[1].B) != "H" {
+			t.Fatal("round trip", rel, got, ok)
+		}
+		for cut := 1; cut < len(rec); cut++ {
+			if _, _, ok := parseSlot(rec[:cut]); ok {
+				t.Fatalf("a record cut at %d of %d parsed", cut, len(rec))
+			}
+		}
 	}
 }

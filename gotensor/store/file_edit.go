@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"os"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+)
+
+// A Dir's frame versions live in this process (a Dir owns its directory):
+// a key's is given out on first ask and forgotten whenever the file is
+// replaced or deleted, and changed by every edit in place, each under
+// the key's lock; versions come from a counter shared by all stores, so
+// a Dir opened again on the directory never repeats one.
+
+// FrameVersion is the version of key's frame (see Editor).
+func (s *Dir) FrameVersion(_ context.Context, key string) (uint64, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, errClosed(s.URL())
+	}
+	if _, ok := s.sizes[key]; !ok {
+		return 0, notFound(key, s.URL())
+	}
+	v, ok := s.vers[key]
+	if !ok {
+		v = nextVersion()
+		s.vers[key] = v
+	}
+	return v, nil
+}
+
+// edited gives key's frame a new version after an edit in place.
+func (s *Dir) edited(key string) {
+	s.mu.Lock()
+	s.vers[key] = nextVersion()
+	s.mu.Unlock()
+}
+
+// EditChecked applies e to key's frame if it is still version ver (see
+// Editor). An edit that keeps the length is written in place through a
+// journal of its pieces and data (see editInPlace); one that changes it
+// rewrites the file atomically, as Splice does.
+func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (uint64, bool, error) {
+	if err := ValidateKey(key); err != nil {
+		return 0, false, err
+	}
+	kl := s.keyLock(key)
+	kl.Lock()
+	defer kl.Unlock()
+	if cur, err := s.FrameVersion(ctx, key); err != nil || cur != ver {
+		return 0, false, err
+	}
+	h, err := s.acquire(key)
+	if err != nil {
+		return 0, false, err
+	}
+	defer s.release(h)
+	src, size := h.f, h.size
+	if !e.valid(size) {
+		return 0, false, nil
+	}
+	if int64(len(e.Data)) == e.N {
+		i := s.editStripe(key)
+		s.editing[i].Lock()
+		err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
+		s.editing[i].Unlock()
+		if err != nil {
+			return 0, false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
+		}
+		s.edited(key)
+	} else {
+		err := s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
+			if err := copyRange(tmp, src, 0, e.Off); err != nil {
+				return err
+			}
+			if _, err := tmp.Write(e.Data); err != nil {
+				return err
+			}
+			if err := copyRange(tmp, src, e.Off+e.N, size); err != nil {
+				return err
+			}
+			for _, p := range e.Pieces {
+				if _, err := tmp.WriteAt(p.B, p.Off); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, false, err
+		}
+	}
+	v, err := s.FrameVersion(ctx, key)
+	return v, err == nil, err
+}

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"math/rand/v2"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -15,8 +17,12 @@ import (
 // fetching and decoding only the chunks that cover them.
 
 // spliceTries bounds the retries of a row write whose frame another
-// writer replaced between its read and its splice.
-const spliceTries = 8
+// writer changed between its read and its edit; each waits a random time
+// of up to twice the last one's bound (from spliceBackoff), so that two
+// writers of one key take turns rather than one always losing the race.
+const spliceTries = 16
+
+const spliceBackoff = 20 * time.Microsecond
 
 // WriteRows stores raw, the contiguous bytes of a tensor of meta, as rows
 // [start, start+meta.Shape[0]) of the tensor under key, which must exist
@@ -29,6 +35,9 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 		done, err := s.writeRowsOnce(ctx, key, start, meta, raw)
 		if done || err != nil {
 			return wrapKey(err, key)
+		}
+		if try > 0 { // the first retry is the common one (a kept header out of date): at once
+			time.Sleep(rand.N(spliceBackoff << min(try, 14)))
 		}
 	}
 	return errs.New(errs.Unavailable, "key %q: replaced by other writers %d times during a row write", key, spliceTries)

@@ -105,6 +105,7 @@ bench-link: install  ## root: codecs over shaped links (tc in a network namespac
 bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
 	$(PIP) install $(PIPFLAGS) flexgen==0.1.8
 	$(PYTHON) bench/bench_flexgen.py --json bench/results/flexgen.json --md bench/RESULTS.md
+	$(PYTHON) bench/bench_append.py --json bench/results/append.json --md bench/RESULTS.md
 
 bench-moe: install  ## MoE experts over 3 sharded nodes (prefetch, no prefetch) beside a safetensors file
 	$(PYTHON) bench/bench_moe.py --json bench/results/moe.json --md bench/RESULTS.md

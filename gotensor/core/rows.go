@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"time"
 
@@ -56,7 +57,8 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	if h != nil && ed == nil && needsFrame(h, start, meta) { // no version to check a reader against: parse again
 		h = nil
 	}
-	if h == nil {
+	kept := h != nil
+	if !kept {
 		var err error
 		if r, release, h, err = s.parseHead(ctx, key, e, ed); err != nil {
 			return false, err
@@ -76,7 +78,7 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	p, err := h.Patch(ctx, r, off, raw, pinOf(ctx))
 	release() // before the edit: a frame no reader holds is edited in place
 	if err != nil {
-		if ed != nil && r != nil && !s.sameVersion(ctx, key, e, ed) { // read while it changed
+		if kept && r != nil { // read through a kept header: maybe of a frame changed meanwhile
 			e.head = nil
 			return false, nil
 		}
@@ -111,7 +113,7 @@ func (s *Store) parseHead(ctx context.Context, key string, e *headEntry, ed stor
 		}
 		ver = v
 	}
-	r, release, err := s.openFrame(ctx, key)
+	r, release, err := s.openForWrite(ctx, key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -138,6 +140,13 @@ func (s *Store) openAt(ctx context.Context, key string, e *headEntry, ed store.E
 			return nil, nil, err
 		}
 		r, err = e.head.Reader(b)
+	} else if ri, ok := s.st.(rangesInto); ok {
+		var f io.ReaderAt
+		var size int64
+		if f, size, release, err = ri.OpenFrame(ctx, key); err != nil {
+			return nil, nil, err
+		}
+		r, err = e.head.OpenReader(readerAtSource{f}, size, StreamPiece)
 	} else if rr, ok := s.st.(store.RangeReader); ok {
 		size := e.head.FrameSize()
 		r, err = e.head.OpenReader(rangeSource{s: s, rr: rr, key: key, size: size}, size, StreamPiece)
@@ -242,6 +251,42 @@ func equalDims(a, b []int64) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// openForWrite is openFrame for a row write: from a store that opens a
+// frame as it is (a directory: edits in place wait until release), that
+// frame, so what the write decodes is one frame's.
+func (s *Store) openForWrite(ctx context.Context, key string) (*frame.Reader, func(), error) {
+	ri, ok := s.st.(rangesInto)
+	if !ok {
+		return s.openFrame(ctx, key)
+	}
+	f, size, release, err := ri.OpenFrame(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	head := make([]byte, min(4096, size))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		release()
+		return nil, nil, err
+	}
+	r, err := frame.OpenReader(ctx, readerAtSource{f}, head, size, StreamPiece, s.Limits)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return r, release, nil
+}
+
+// readerAtSource serves a frame's ranges from an open frame.
+type readerAtSource struct{ f io.ReaderAt }
+
+func (r readerAtSource) ReadRange(_ context.Context, off, n int64) ([]byte, error) {
+	b := make([]byte, n)
+	if _, err := r.f.ReadAt(b, off); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // openFrame opens key's frame for ranged work without taking it whole

@@ -34,7 +34,8 @@ func (s *Dir) FrameVersion(_ context.Context, key string) (uint64, error) {
 	return v, nil
 }
 
-// edited gives key's frame a new version after an edit in place.
+// edited gives key's frame a new version after an edit in place (even a
+// failed one: the file may have changed); the caller holds the edit lock.
 func (s *Dir) edited(key string) {
 	s.mu.Lock()
 	s.vers[key] = nextVersion()
@@ -68,11 +69,11 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 		i := s.editStripe(key)
 		s.editing[i].Lock()
 		err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
+		s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
 		s.editing[i].Unlock()
 		if err != nil {
 			return 0, false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
-		s.edited(key)
 	} else {
 		err := s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
 			if err := copyRange(tmp, src, 0, e.Off); err != nil {

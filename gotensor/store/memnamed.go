@@ -142,3 +142,17 @@ func (h *MemHandle) Close() error {
 	})
 	return nil
 }
+
+func (h *MemHandle) FrameVersion(ctx context.Context, key string) (uint64, error) {
+	if err := h.check(); err != nil {
+		return 0, err
+	}
+	return h.Mem.FrameVersion(ctx, key)
+}
+
+func (h *MemHandle) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (uint64, bool, error) {
+	if err := h.check(); err != nil {
+		return 0, false, err
+	}
+	return h.Mem.EditChecked(ctx, key, ver, e)
+}

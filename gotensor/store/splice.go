@@ -160,10 +160,11 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 		i := s.editStripe(key)
 		s.editing[i].Lock()
 		defer s.editing[i].Unlock()
-		if err := s.editInPlace(src, key, i, splicePieces(header, off, data)); err != nil {
+		err := s.editInPlace(src, key, i, splicePieces(header, off, data))
+		s.edited(key)
+		if err != nil {
 			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
-		s.edited(key)
 		return true, nil
 	}
 	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {

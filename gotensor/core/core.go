@@ -145,7 +145,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err := store.ValidateKey(key); err != nil {
 		return err
 	}
-	s.heads.drop(key)
+	s.heads.drop(key, nil)
 	start := s.now()
 	call := s.calls.begin()
 	var c codec.Codec
@@ -491,7 +491,7 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 }
 
 func (s *Store) Delete(ctx context.Context, key string) error {
-	s.heads.drop(key)
+	s.heads.drop(key, nil)
 	err := s.st.Delete(ctx, key)
 	s.stats.op(OpDelete, err)
 	return err

@@ -68,12 +68,12 @@ func (hs *heads) set(key string, e *headEntry, h *frame.Head, ver uint64) {
 	}
 }
 
-// drop forgets key's header.
-func (hs *heads) drop(key string) {
+// drop forgets key's header: entry e, or any when e is nil.
+func (hs *heads) drop(key string, e *headEntry) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	if e := hs.m[key]; e != nil {
-		hs.bytes -= e.cost
+	if o := hs.m[key]; o != nil && (e == nil || o == e) {
+		hs.bytes -= o.cost
 		delete(hs.m, key)
 	}
 }

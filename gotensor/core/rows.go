@@ -38,7 +38,11 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 			return wrapKey(err, key)
 		}
 		if try > 0 { // the first retry is the common one (a kept header out of date): at once
-			time.Sleep(rand.N(spliceBackoff << min(try, 14)))
+			select {
+			case <-ctx.Done():
+				return wrapKey(ctxErr(ctx), key)
+			case <-time.After(rand.N(spliceBackoff << min(try, 14))):
+			}
 		}
 	}
 	return errs.New(errs.Unavailable, "key %q: replaced by other writers %d times during a row write", key, spliceTries)
@@ -50,7 +54,12 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (bool, error) {
 	e := s.heads.entry(key)
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer func() {
+		if e.head == nil { // none to keep: no entry either
+			s.heads.drop(key, e)
+		}
+		e.mu.Unlock()
+	}()
 	ed, _ := s.st.(store.Editor)
 	r, release := (*frame.Reader)(nil), func() {}
 	h := e.head

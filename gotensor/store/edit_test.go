@@ -43,7 +43,8 @@ func TestEditorVersions(t *testing.T) {
 		}{
 			{Edit{Pieces: []Piece{{Off: 3, B: []byte("2")}}, Off: 8, N: 4, Data: []byte("BBBBBB")}, "HDR2AAAABBBBBB"}, // grows
 			{Edit{Pieces: []Piece{{Off: 3, B: []byte("3")}}, Off: 4, N: 4, Data: []byte("C")}, "HDR3CBBBBBB"},         // shrinks
-			{Edit{Off: 5, N: 6, Data: []byte("dddddd")}, "HDR3Cdddddd"},                                               // keeps it
+			{Edit{Off: 5, N: 6, Data: []byte("dddddddd")}, "HDR3Cdddddddd"},                                           // grows in its room
+			{Edit{Off: 5, N: 8, Data: []byte("eeeeeeee")}, "HDR3Ceeeeeeee"},                                           // keeps it
 		}
 		v := v1
 		for i, s := range steps {
@@ -75,6 +76,30 @@ func TestEditorVersions(t *testing.T) {
 		if _, err := st.FrameVersion(ctx, "missing"); err == nil {
 			t.Fatalf("%s: a version for a missing key", st.URL())
 		}
+	}
+}
+
+// A Mem frame no lease holds grows and shrinks in its own buffer while
+// that has room: no copy of the frame.
+func TestMemEditInPlaceWithRoom(t *testing.T) {
+	ctx := context.Background()
+	m := NewMem("mem://", 0)
+	m.Put(ctx, "k", append(make([]byte, 0, 64), "HDR0aaaabbbb"...))
+	buf := &m.m["k"].b[0]
+	for i, d := range []string{"AAAAAAAA", "A", "AAAAAAAAAAAAAAAAAAAAAA"} {
+		v, _ := m.FrameVersion(ctx, "k")
+		if _, ok, err := m.EditChecked(ctx, "k", v, Edit{Off: 4, N: int64(len(m.m["k"].b) - 8), Data: []byte(d)}); !ok || err != nil {
+			t.Fatal(i, ok, err)
+		}
+		if got := m.m["k"].b; string(got) != "HDR0"+d+"bbbb" {
+			t.Fatalf("edit %d: %q", i, got)
+		}
+		if &m.m["k"].b[0] != buf {
+			t.Fatalf("edit %d: the frame was copied", i)
+		}
+	}
+	if m.Usage().Bytes != int64(len("HDR0bbbb")+22) {
+		t.Fatalf("usage %d", m.Usage().Bytes)
 	}
 }
 

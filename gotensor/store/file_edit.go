@@ -43,9 +43,7 @@ func (s *Dir) edited(key string) {
 }
 
 // EditChecked applies e to key's frame if it is still version ver (see
-// Editor). An edit that keeps the length is written in place through a
-// journal of its pieces and data (see editInPlace); one that changes it
-// rewrites the file atomically, as Splice does.
+// Editor), as edit does.
 func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (uint64, bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return 0, false, err
@@ -61,10 +59,25 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 		return 0, false, err
 	}
 	defer s.release(h)
-	src, size := h.f, h.size
-	if !e.valid(size) {
+	if !e.valid(h.size) {
 		return 0, false, nil
 	}
+	if err := s.edit(key, h, e); err != nil {
+		return 0, false, err
+	}
+	v, err := s.FrameVersion(ctx, key)
+	return v, err == nil, err
+}
+
+// edit applies e to key's file, open as h, under the key's lock, and gives
+// the frame a new version. An edit that keeps the length is written in
+// place, crash-safe through a journal of what it writes (see
+// editInPlace); one that changes it rewrites the file atomically, as Put
+// does (a new file renamed over the old one), with the bytes it keeps
+// copied from the old file by the kernel (copy_file_range: no pass
+// through user memory, and a shared extent on file systems that reflink).
+func (s *Dir) edit(key string, h *handle, e Edit) error {
+	src, size := h.f, h.size
 	if int64(len(e.Data)) == e.N {
 		i := s.editStripe(key)
 		s.editing[i].Lock()
@@ -72,30 +85,25 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 		s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
 		s.editing[i].Unlock()
 		if err != nil {
-			return 0, false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
+			return errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
-	} else {
-		err := s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
-			if err := copyRange(tmp, src, 0, e.Off); err != nil {
-				return err
-			}
-			if _, err := tmp.Write(e.Data); err != nil {
-				return err
-			}
-			if err := copyRange(tmp, src, e.Off+e.N, size); err != nil {
-				return err
-			}
-			for _, p := range e.Pieces {
-				if _, err := tmp.WriteAt(p.B, p.Off); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, false, err
-		}
+		return nil
 	}
-	v, err := s.FrameVersion(ctx, key)
-	return v, err == nil, err
+	return s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
+		if err := copyRange(tmp, src, 0, e.Off); err != nil {
+			return err
+		}
+		if _, err := tmp.Write(e.Data); err != nil {
+			return err
+		}
+		if err := copyRange(tmp, src, e.Off+e.N, size); err != nil {
+			return err
+		}
+		for _, p := range e.Pieces {
+			if _, err := tmp.WriteAt(p.B, p.Off); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

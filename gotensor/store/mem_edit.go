@@ -30,16 +30,29 @@ func (s *Mem) EditChecked(_ context.Context, key string, ver uint64, e Edit) (ui
 	if f.ver != ver || !e.valid(int64(len(f.b))) {
 		return 0, false, nil
 	}
+	if err := s.edit(key, f, e, true); err != nil {
+		return 0, false, err
+	}
+	return s.m[key].ver, true, nil
+}
+
+// edit applies e to f, key's frame, under the store's lock, and gives the
+// frame a new version; checked says whether e's bytes are this process's
+// frame code's (else the frame is unchecked from now on).
+func (s *Mem) edit(key string, f *memFrame, e Edit, checked bool) error {
 	old := int64(len(f.b))
 	size := SplicedLen(old, e.N, e.Data)
 	if s.capacity > 0 && size > old && s.bytes+size-old > s.capacity {
-		return 0, false, full(size, s.bytes, s.capacity, s.url)
+		return full(size, s.bytes, s.capacity, s.url)
 	}
 	if f.refs.Load() == 1 && !f.escaped.Load() && size <= int64(cap(f.b)) {
 		b := f.b[:max(old, size)]
 		copy(b[e.Off+int64(len(e.Data)):], b[e.Off+e.N:old]) // the tail, when the length changes
 		f.b = b[:size]
 		copy(f.b[e.Off:], e.Data)
+		if !checked {
+			f.checked.Store(false)
+		}
 	} else {
 		room := size
 		if size > old {
@@ -47,7 +60,7 @@ func (s *Mem) EditChecked(_ context.Context, key string, ver uint64, e Edit) (ui
 		}
 		b := s.pool.Get(int(room))[:size]
 		SpliceInto(b, f.b, nil, e.Off, e.N, e.Data)
-		nf := newMemFrame(b, s.pool, f.checked.Load())
+		nf := newMemFrame(b, s.pool, checked && f.checked.Load())
 		s.m[key] = nf
 		f.unref()
 		f = nf
@@ -57,5 +70,5 @@ func (s *Mem) EditChecked(_ context.Context, key string, ver uint64, e Edit) (ui
 	}
 	s.bytes += size - old
 	f.ver = nextVersion()
-	return f.ver, true, nil
+	return nil
 }

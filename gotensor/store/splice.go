@@ -7,8 +7,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 // Splicer is a store that edits a stored frame without taking it whole
@@ -39,9 +37,8 @@ func spliceable(frame, old, header []byte, off, n int64) bool {
 	return bytes.HasPrefix(frame, old) && len(header) == len(old) && off >= int64(len(old)) && n >= 0 && off+n <= int64(len(frame))
 }
 
-// Splice edits the frame in place when no lease holds it (and nothing got
-// it unleased) and its length stays the same; otherwise the edit goes into
-// a new frame and the old one lives on for its readers (copy on write).
+// Splice edits the frame as EditChecked does (in place when no lease
+// holds it and its buffer has room), if it still starts with old.
 // The spliced frame is unchecked (data's origin is unknown: a node's
 // Splice from the network); SpliceChecked keeps a checked frame checked.
 func (s *Mem) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
@@ -69,24 +66,15 @@ func (s *Mem) splice(key string, old, header []byte, off, n int64, data []byte, 
 	if !spliceable(f.b, old, header, off, n) {
 		return false, nil
 	}
-	size := SplicedLen(int64(len(f.b)), n, data)
-	if size == int64(len(f.b)) && f.refs.Load() == 1 && !f.escaped.Load() {
-		SpliceInto(f.b, f.b, header, off, n, data)
-		if !checked {
-			f.checked.Store(false)
-		}
-		f.ver = nextVersion()
-		return true, nil
+	if err := s.edit(key, f, spliceEdit(header, off, n, data), checked); err != nil {
+		return false, err
 	}
-	if s.capacity > 0 && s.bytes-int64(len(f.b))+size > s.capacity {
-		return false, full(size, s.bytes, s.capacity, s.url)
-	}
-	b := s.pool.Get(int(size))
-	SpliceInto(b, f.b, header, off, n, data)
-	s.m[key] = newMemFrame(b, s.pool, checked && f.checked.Load())
-	s.bytes += size - int64(len(f.b))
-	f.unref()
 	return true, nil
+}
+
+// spliceEdit is a splice as an edit: the header a piece at 0.
+func spliceEdit(header []byte, off, n int64, data []byte) Edit {
+	return Edit{Pieces: []Piece{{Off: 0, B: header}}, Off: off, N: n, Data: data}
 }
 
 // Splice forwards to the key's node when it splices.
@@ -130,12 +118,7 @@ func (l *lateNode) Splice(ctx context.Context, key string, old, header []byte, o
 	return SpliceOn(ctx, st, key, old, header, off, n, data)
 }
 
-// Splice edits key's file in place when its length stays (codec none, or
-// chunks that code to the same sizes), crash-safe through a journal (see
-// editInPlace); otherwise it rewrites the file atomically, as Put does (a
-// new file renamed over the old one), with the bytes the splice keeps
-// copied from the old file by the kernel (copy_file_range: no pass through
-// user memory, and a shared extent on file systems that reflink).
+// Splice edits key's file as EditChecked does, if it still starts with old.
 func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
 	if err := ValidateKey(key); err != nil {
 		return false, err
@@ -156,29 +139,10 @@ func (s *Dir) Splice(_ context.Context, key string, old, header []byte, off, n i
 	if !bytes.Equal(head, old) || len(header) != len(old) || off < int64(len(old)) || n < 0 || off+n > size {
 		return false, nil
 	}
-	if int64(len(data)) == n { // the same length: edited in place, through a journal
-		i := s.editStripe(key)
-		s.editing[i].Lock()
-		defer s.editing[i].Unlock()
-		err := s.editInPlace(src, key, i, splicePieces(header, off, data))
-		s.edited(key)
-		if err != nil {
-			return false, errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
-		}
-		return true, nil
+	if err := s.edit(key, h, spliceEdit(header, off, n, data)); err != nil {
+		return false, err
 	}
-	return true, s.replace(key, SplicedLen(size, n, data), func(tmp *os.File) error {
-		if _, err := tmp.Write(header); err != nil {
-			return err
-		}
-		if err := copyRange(tmp, src, int64(len(header)), off); err != nil {
-			return err
-		}
-		if _, err := tmp.Write(data); err != nil {
-			return err
-		}
-		return copyRange(tmp, src, off+n, size)
-	})
+	return true, nil
 }
 
 // copyRange appends src's bytes [from, to) to dst.

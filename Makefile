@@ -68,7 +68,8 @@ doca-check:         ## compile and link the doca build against real DOCA headers
 FUZZTIME ?=
 # package:target:executions for `make fuzz`
 FUZZ_TARGETS = gotensor/codec:FuzzDecoders:100000x gotensor/codec:FuzzPlanesSplit:100000x \
-	gotensor/frame:FuzzDecode:40000x gotensor/frame:FuzzRoundTrip:20000x \
+	gotensor/frame:FuzzDecode:40000x gotensor/frame:FuzzRoundTrip:20000x gotensor/frame:FuzzHeadPatch:5000x \
+	gotensor/internal/crc32c:FuzzPatch:100000x \
 	gotensor/transport/wire:FuzzReadMessage:40000x gotensor/transport/wire:FuzzReadMessages:40000x \
 	gotensor/transport/wire:FuzzParseAMHeader:80000x
 fuzz:               ## run every Go fuzz target from its seed corpus

@@ -92,3 +92,48 @@ func TestHeadFollowsItsPatches(t *testing.T) {
 		}
 	}
 }
+
+// Differential: any run of row writes through a Head gives the frame
+// encoding the edited tensor whole gives.
+func FuzzHeadPatch(f *testing.F) {
+	f.Add(uint8(0), []byte{3, 1, 199, 1, 0, 40})
+	f.Add(uint8(1), []byte{10, 30, 31, 2, 100, 100})
+	f.Fuzz(func(t *testing.T, zstd uint8, writes []byte) {
+		spec := []string{"none", "zstd"}[zstd%2]
+		meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{200, 32}}
+		n, _ := meta.NumBytes()
+		raw := make([]byte, n)
+		opt := Options{ChunkSize: MinChunkSize, AlignRows: true}
+		fr, err := Encode(meta, raw, spec, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := NewReader(fr, DefaultLimits)
+		h, _ := NewHead(r)
+		for k := 0; k+1 < len(writes) && k < 40; k += 2 {
+			start := int64(writes[k]) % 200
+			rows := min(int64(writes[k+1])%50, 200-start)
+			src := bytes.Repeat([]byte{writes[k] ^ writes[k+1]}, int(rows*128))
+			var rd *Reader
+			if h.NeedsFrame(start*128, rows*128) {
+				if rd, err = h.Reader(fr); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := h.Patch(context.Background(), rd, start*128, src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fr = applyPatch(fr, p)
+			h.Apply(p)
+			copy(raw[start*128:], src)
+		}
+		want, err := Encode(meta, raw, spec, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(fr, want) || !bytes.Equal(h.Bytes(), fr[:len(h.Bytes())]) || h.FrameSize() != int64(len(fr)) {
+			t.Fatal("patched frame or Head differs from the frame encoded whole")
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -18,8 +19,12 @@ type chunkRowsKey struct{}
 // out in chunks of n rows of its leading dimension (or the fewest whole
 // rows that reach frame.MinChunkSize), for later row writes of about n
 // rows; n <= 0, or a tensor of fewer than 2 dimensions, keeps the store's
-// chunking.
+// chunking. The store is told that the frames will be edited in place
+// (store.WithRowEdits).
 func WithChunkRows(ctx context.Context, n int64) context.Context {
+	if n > 0 {
+		ctx = store.WithRowEdits(ctx)
+	}
 	return context.WithValue(ctx, chunkRowsKey{}, n)
 }
 

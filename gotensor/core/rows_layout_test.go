@@ -10,6 +10,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
+	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -78,4 +79,15 @@ func mustOpen(t *testing.T, url string) *core.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// Row layouts tell the store their frames will be edited in place.
+func TestChunkRowsMarkRowEdits(t *testing.T) {
+	ctx := context.Background()
+	if !store.RowEdits(core.WithChunkRows(ctx, 1)) {
+		t.Fatal("WithChunkRows(1) does not mark row edits")
+	}
+	if store.RowEdits(core.WithChunkRows(ctx, 0)) || store.RowEdits(ctx) {
+		t.Fatal("row edits marked without a row layout")
+	}
 }

@@ -244,16 +244,21 @@ func (s *Dir) editStripe(key string) int {
 	return int(maphash.String(s.seed, key) % uint64(len(s.editing)))
 }
 
-func (s *Dir) Put(_ context.Context, key string, frame []byte) error {
+// Put writes frame as key's file, atomically; a frame put WithRowEdits is
+// written in pieces of EditGrain (see grain.go).
+func (s *Dir) Put(ctx context.Context, key string, frame []byte) error {
 	if err := ValidateKey(key); err != nil {
 		return err
+	}
+	grain := 0
+	if RowEdits(ctx) {
+		grain = EditGrain
 	}
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
 	return s.replace(key, int64(len(frame)), func(tmp *os.File) error {
-		_, err := tmp.Write(frame)
-		return err
+		return writeIn(tmp, frame, grain)
 	})
 }
 

@@ -5,7 +5,7 @@ import (
 	"io"
 )
 
-// A file system with large folios (ext4 since Linux 6.16, xfs) keeps a
+// A file system with large folios (xfs; ext4 on recent kernels) keeps a
 // file in the page cache in folios as large as the writes that made it, up
 // to 2 MiB, and a small write into a folio costs time in proportion to the
 // folio (ext4 walks its buffer heads: a 1.5 KiB pwrite takes ~10 us in a

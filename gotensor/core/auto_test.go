@@ -325,15 +325,15 @@ func TestChoiceDriftIsOfTheWeighedTime(t *testing.T) {
 	none, _ := codec.ByName("none")
 	// memory: 1 us to move, 100 us expected to write (coding)
 	cs.put(meta, raw, choice{c: none, expected: 100e-6 / float64(raw), at: at, link: 1e-6})
-	if _, ok := cs.get(meta, raw, at, 3e-6); !ok {
+	if _, why := cs.get(meta, raw, at, 3e-6); why != reuse {
 		t.Error("memory's link at 3 us instead of 1 us reweighed")
 	}
 	// a network: 10 ms to move, 12 ms expected
 	cs.put(meta, raw, choice{c: none, expected: 12e-3 / float64(raw), at: at, link: 10e-3})
-	if _, ok := cs.get(meta, raw, at, 11e-3); !ok {
+	if _, why := cs.get(meta, raw, at, 11e-3); why != reuse {
 		t.Error("a link 10% slower reweighed")
 	}
-	if _, ok := cs.get(meta, raw, at, 20e-3); ok {
+	if _, why := cs.get(meta, raw, at, 20e-3); why != missDrift {
 		t.Error("a link twice as slow kept the choice")
 	}
 }

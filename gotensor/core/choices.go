@@ -31,6 +31,7 @@ type choice struct {
 	expected float64 // seconds per raw byte the model expected to write (0: chosen without it)
 	at       time.Time
 	link     float64 // the link's seconds to move the tensor raw then (see linkTime)
+	dropped  bool    // what it was weighed with changed: weigh again (see drop)
 }
 
 // choices are a store's recent "auto" choices; safe for concurrent use.
@@ -52,20 +53,40 @@ func linkTime(l Link, raw int) float64 {
 	return 2 * t
 }
 
+// miss says why get found no choice to reuse (reuse: it found one).
+type miss int
+
+const (
+	reuse       miss = iota
+	missNew          // the kind was never weighed
+	missExpired      // its choice is choiceTTL old
+	missDrift        // the link's time for it moved past choiceDrift
+	missFactor       // a codec's factor moved (see drop)
+)
+
 // get is the codec chosen for such a tensor within choiceTTL of now, over
 // a link that moves it about as fast as now (link: linkTime): its time
 // has moved by less than choiceDrift of what the choice weighed, the link
 // time then and the write the model expected. A link that takes next to
 // nothing next to coding (memory) can double its time without changing
-// what pays.
-func (cs *choices) get(meta tensor.Meta, raw int, now time.Time, link float64) (choice, bool) {
+// what pays. On a miss, last is the kind's last choice (nil: none yet),
+// which the next weigh keeps unless another codec is clearly better (see
+// codec.Hint.Last).
+func (cs *choices) get(meta tensor.Meta, raw int, now time.Time, link float64) (ch choice, why miss) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	ch, ok := cs.m[keyOf(meta, raw)]
-	if !ok || now.Sub(ch.at) >= choiceTTL || now.Before(ch.at) || math.Abs(link-ch.link) > choiceDrift*(ch.link+ch.expected*float64(raw)) {
-		return choice{}, false
+	switch {
+	case !ok:
+		return choice{}, missNew
+	case ch.dropped:
+		return ch, missFactor
+	case now.Sub(ch.at) >= choiceTTL || now.Before(ch.at):
+		return ch, missExpired
+	case math.Abs(link-ch.link) > choiceDrift*(ch.link+ch.expected*float64(raw)):
+		return ch, missDrift
 	}
-	return ch, true
+	return ch, reuse
 }
 
 func (cs *choices) put(meta tensor.Meta, raw int, ch choice) {
@@ -100,10 +121,14 @@ func (l *classLocks) lock(k choiceKey) func() {
 	return m.Unlock
 }
 
-// drop forgets the choice for such a tensor: what it was weighed with has
-// changed (a codec's factor), and the next write weighs again.
+// drop marks the choice for such a tensor stale: what it was weighed with
+// has changed (a codec's factor), and the next write weighs again.
 func (cs *choices) drop(meta tensor.Meta, raw int) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	delete(cs.m, keyOf(meta, raw))
+	k := keyOf(meta, raw)
+	if ch, ok := cs.m[k]; ok {
+		ch.dropped = true
+		cs.m[k] = ch
+	}
 }

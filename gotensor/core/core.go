@@ -205,14 +205,18 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 	unlock := s.choosing.lock(keyOf(meta, len(raw)))
 	defer unlock()
 	now := s.now()
-	if ch, ok := s.choices.get(meta, len(raw), now, linkTime(s.link.estimate(), len(raw))); ok {
-		return ch.c, 0, ch.expected * float64(len(raw)), nil
+	last, why := s.choices.get(meta, len(raw), now, linkTime(s.link.estimate(), len(raw)))
+	if why == reuse {
+		s.stats.autoChose(reuse, 0, false)
+		return last.c, 0, last.expected * float64(len(raw)), nil
 	}
 	hint := s.hint(meta, raw)
+	hint.Last = last.c
 	c, param, err := codec.Resolve(spec, meta, raw, hint)
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	s.stats.autoChose(why, hint.Sampled, last.c != nil && last.c.ID() != c.ID())
 	if traceAuto {
 		s.trace(meta, raw, hint, c)
 	}

@@ -43,7 +43,27 @@ type Stats struct {
 	ReadGBps  float64 `json:"read_gbps"`
 
 	Codecs map[string]int64 `json:"codecs"` // successful writes by the codec chosen
+	Auto   AutoStats        `json:"auto"`   // how "auto" chose for whole writes
 	Link   Link             `json:"link"`   // the cost model's view of the link
+}
+
+// AutoStats counts how "auto" chose the codec of whole writes of at least
+// codec.CodeMin bytes (smaller ones get none unweighed): each write either
+// reuses a recent choice for its kind of tensor (dtype and size class) or
+// weighs the codecs again, sampling the tensor (Samples: candidates coded
+// on it to estimate their ratio). A weigh happens for a kind not weighed
+// within choiceTTL (New, Expired), one whose link time moved past the
+// noise band since (Drift), or one whose codec's observed factor moved
+// (Factor). Flips: weighs that chose another codec than the kind's last.
+type AutoStats struct {
+	Reused  int64 `json:"reused"`
+	Weighed int64 `json:"weighed"`
+	New     int64 `json:"new"`
+	Expired int64 `json:"expired"`
+	Drift   int64 `json:"drift"`
+	Factor  int64 `json:"factor"`
+	Flips   int64 `json:"flips"`
+	Samples int64 `json:"samples"`
 }
 
 // stats is a Store's running count; safe for concurrent use.
@@ -109,6 +129,34 @@ func (st *stats) read(stored int64, wall time.Duration) {
 	st.s.StoredBytesRead += stored
 	st.s.ReadSeconds += wall.Seconds()
 	st.mu.Unlock()
+}
+
+// autoChose counts one "auto" choice: reused (why == reuse), or weighed
+// for why with samples candidates coded, flipping from the kind's last
+// choice or not.
+func (st *stats) autoChose(why miss, samples int, flipped bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	a := &st.s.Auto
+	if why == reuse {
+		a.Reused++
+		return
+	}
+	a.Weighed++
+	a.Samples += int64(samples)
+	if flipped {
+		a.Flips++
+	}
+	switch why {
+	case missNew:
+		a.New++
+	case missExpired:
+		a.Expired++
+	case missDrift:
+		a.Drift++
+	case missFactor:
+		a.Factor++
+	}
 }
 
 // snapshot copies the counts and derives ratio and throughput.

@@ -49,7 +49,7 @@ def test_rounds_warm_up_start_empty_and_collect(monkeypatch):
     st = FakeStore()
     ts = {"a": torch.ones(8, dtype=torch.bfloat16), "b": torch.zeros(4, dtype=torch.bfloat16)}
     codecs = ["none", "planes", "auto"]
-    recs = bench_link._run(st, ts, codecs, reps=3, warmup=2)
+    recs = bench_link._run(st, ts, codecs, reps=3, warmup=2, max_reps=3)
     passes = (2 + 3 * 2) * len(codecs)  # each timed one after an untimed one with its codec
     assert len(collected) == passes  # before every pass, warm-ups included
     assert st.held_at_write == [0, 1] * passes  # every pass starts from an empty store
@@ -117,4 +117,52 @@ def test_markdown_keeps_its_columns_and_adds_the_paired_ones():
                 "auto/best fastest", "rounds", "auto chose"):
         assert f"| {col} |" in head
     row = next(line for line in md.splitlines() if line.startswith("| w |"))
-    assert row.count("1.00x") == 6 and "| 3 |" in row
+    assert row.count("| 1.00x") == 6 and "| 3 |" in row
+    for col in ("auto/best by round IQR", "auto/best by round 90% CI", "auto weighs / pass"):
+        assert f"| {col} |" in head
+    assert row.endswith("| 1.00-1.00x | 1.00-1.00x | - |")
+    assert "auto/best by round >= 0.95x in 1 of 1 rows" in md
+
+
+def test_each_codec_follows_each_other_equally_often():
+    for codecs in (["none", "auto"], ["none", "planes", "auto"], bench_link.CODECS, bench_link.LOSSLESS + ["auto"]):
+        n = len(codecs)
+        rounds = len(bench_link.williams(n))
+        follows = {}
+        for i in range(rounds):
+            order = bench_link.round_order(codecs, i)
+            assert sorted(order) == sorted(codecs)
+            for a, b in zip(order, order[1:]):
+                follows[a, b] = follows.get((a, b), 0) + 1
+        assert len(follows) == n * (n - 1) and len(set(follows.values())) == 1, follows
+
+
+def test_median_ci():
+    assert bench_link.median_ci([5, 1, 4, 2, 3]) == (1, 5)  # at 5 rounds: the extremes (94%)
+    assert bench_link.median_ci(list(range(15))) == (3, 11)
+    assert bench_link.median_ci(list(range(31))) == (10, 20)
+
+
+def test_undecided_rows_get_more_rounds(monkeypatch):
+    """A row runs more rounds while auto's paired ratio's 90% interval holds 0.95, and stops once it does not."""
+    import random
+
+    auto_time = None
+
+    def fake_pass(store, tensors, outs, codec):
+        for k, t in tensors.items():
+            store.write_tensor(k, t, codec)
+        return (auto_time() if codec == "auto" else 1.0), 1.0, dict(tensors)
+
+    monkeypatch.setattr(bench_link, "_pass", fake_pass)
+    ts = {"a": torch.ones(8, dtype=torch.bfloat16)}
+
+    def rounds(t):
+        nonlocal auto_time
+        auto_time = t
+        return bench_link._run(FakeStore(), ts, ["none", "auto"], reps=5, max_reps=15)[0]["reps"]
+
+    r = random.Random(1)
+    assert rounds(lambda: 1.0) == 5  # auto ties none in every round: decided
+    assert rounds(lambda: r.choice([0.8, 1.4])) == 15  # 1.11x or 0.83x by chance: undecided
+    assert rounds(lambda: 1.5) == 5  # 0.67x every round: decided, below

@@ -48,6 +48,21 @@ def test_stats_count_async_and_many():
         assert "planes" not in st["codecs"], st["codecs"]  # integers never get planes
 
 
+def test_stats_count_how_auto_chose():
+    with gotensor.open("mem://stats-auto") as s:
+        w = torch.randn(512, 256).to(torch.bfloat16)  # 256 KiB: weighed
+        for i in range(5):
+            s.write_tensor(f"w{i}", w, codec="auto")
+        s.write_tensor("tiny", torch.ones(16), codec="auto")  # under 16 KiB: none, unweighed
+        s.write_tensor("n", w)  # not auto
+        a = s.stats()["auto"]
+        assert a["weighed"] + a["reused"] == 5 and a["weighed"] >= 1 and a["new"] == 1
+        assert a["weighed"] == a["new"] + a["expired"] + a["drift"] + a["factor"]
+        assert 0 <= a["flips"] < a["weighed"] and a["samples"] >= 0
+        s.reset_stats()
+        assert s.stats()["auto"] == {k: 0 for k in a}
+
+
 def test_stat_command_prints_usage_holdings_and_stats(tmp_path):
     url = f"file://{tmp_path}/cli"
     with gotensor.open(url) as s:

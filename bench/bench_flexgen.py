@@ -8,7 +8,7 @@ RESULTS.md section.
 
 Every store of a (policy, new tokens) group is built and warmed up first; then the group runs in rounds,
 each generating once on every store in turn, the order rotated and reversed from round to round
-(bench_link.round_order) so that no store always runs right after the same one and a drift of the machine
+so that no store always runs right after the same one and a drift of the machine
 (other load, the page cache, the heap) falls on every store alike. A row reports the median seconds and CPU
 seconds over its rounds and, as its speed, the median over rounds of that round's TorchDisk seconds over
 its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
@@ -75,10 +75,14 @@ def _cpu_seconds() -> float:
 
 
 def schedule(names: list[str], rounds: dict[str, int]) -> list[tuple[int, str]]:
-    """(round, name) in the order a group runs them: round i takes names in bench_link.round_order(names, i),
-    leaving out those whose rounds[name] are done (a tcp:// row may run in fewer rounds than the others)."""
-    from bench_link import round_order
-    return [(i, n) for i in range(max(rounds.values())) for n in round_order(names, i) if i < rounds[n]]
+    """(round, name) in the order a group runs them: round i takes names rotated to start i later, reversed
+    in odd rounds (so each store follows both its neighbours in turn, even in a group of 2 rounds), leaving
+    out those whose rounds[name] are done (a tcp:// row may run in fewer rounds than the others)."""
+    def order(i: int) -> list[str]:
+        k = i % len(names)
+        o = names[k:] + names[:k]
+        return o[::-1] if i % 2 else o
+    return [(i, n) for i in range(max(rounds.values())) for n in order(i) if i < rounds[n]]
 
 
 def summarize(seconds: dict[int, float], base: dict[int, float]) -> tuple[float, float]:

@@ -14,9 +14,9 @@ seconds over its rounds and, as its speed, the median over rounds of that round'
 its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
 one store's is not collected in another's timing. Tokens are compared with TorchDisk's in every round.
 
-The default matrix fits about 8 minutes on 2 quiet CPU cores: every policy, store and codec at the shortest
+The default matrix fits about 11 minutes on 2 quiet CPU cores: every policy, store and codec at the shortest
 generation (32 new tokens, at least --reps rounds; the tcp:// node in --tcp-reps of them); at the longest
-(256, at least --long-reps rounds) only the --long-policies on the --long-stores with the --long-codecs (the
+(256, at least --long-reps rounds, 5) only the --long-policies on the --long-stores with the --long-codecs (the
 KV cache policies on mem:// and file://, codec none), which is where the ratio must hold as the cache grows
 (weights cost the same per token at any length). A cheap group runs more rounds: after its least rounds it
 adds rounds while its generates so far took less than --group-seconds, up to --max-reps (the 32-token KV
@@ -133,7 +133,8 @@ def main() -> int:
     ap.add_argument("--stores", default="mem,file,tcp")
     ap.add_argument("--codecs", default="none,auto")
     ap.add_argument("--reps", type=int, default=3, help="least rounds at the shortest generation")
-    ap.add_argument("--long-reps", type=int, default=3, help="least rounds beyond the shortest generation")
+    ap.add_argument("--long-reps", type=int, default=5,
+                    help="least rounds beyond the shortest generation (3 left the growth verdict to noise: a 256-token group's ratio moved by 0.04 between quiet runs)")
     ap.add_argument("--group-seconds", type=float, default=40.0,
                     help="a group adds rounds while its generates so far took less (see the module docstring)")
     ap.add_argument("--max-reps", type=int, default=7, help="most rounds of a group")

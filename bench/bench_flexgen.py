@@ -133,8 +133,8 @@ def main() -> int:
     ap.add_argument("--stores", default="mem,file,tcp")
     ap.add_argument("--codecs", default="none,auto")
     ap.add_argument("--reps", type=int, default=3, help="least rounds at the shortest generation")
-    ap.add_argument("--long-reps", type=int, default=5,
-                    help="least rounds beyond the shortest generation (3 left the growth verdict to noise: a 256-token group's ratio moved by 0.04 between quiet runs)")
+    ap.add_argument("--long-reps", type=int, default=5,  # with 3, quiet runs' 256-token ratios moved by 0.04
+                    help="least rounds beyond the shortest generation")
     ap.add_argument("--group-seconds", type=float, default=40.0,
                     help="a group adds rounds while its generates so far took less (see the module docstring)")
     ap.add_argument("--max-reps", type=int, default=7, help="most rounds of a group")

@@ -156,3 +156,17 @@ func (h *MemHandle) EditChecked(ctx context.Context, key string, ver uint64, e E
 	}
 	return h.Mem.EditChecked(ctx, key, ver, e)
 }
+
+func (h *MemHandle) Splice(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := h.check(); err != nil {
+		return false, err
+	}
+	return h.Mem.Splice(ctx, key, old, header, off, n, data)
+}
+
+func (h *MemHandle) SpliceChecked(ctx context.Context, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
+	if err := h.check(); err != nil {
+		return false, err
+	}
+	return h.Mem.SpliceChecked(ctx, key, old, header, off, n, data)
+}

@@ -71,6 +71,16 @@ func TestMemNamesShared(t *testing.T) {
 	if _, err := a.Get(ctx, "k"); !errs.Is(err, errs.Closed) {
 		t.Fatalf("closed handle: %v", err)
 	}
+	// Every edit through a closed handle fails and changes nothing.
+	if _, err := a.(Splicer).Splice(ctx, "k", nil, nil, 0, 1, []byte("x")); !errs.Is(err, errs.Closed) {
+		t.Fatalf("closed handle's Splice: %v", err)
+	}
+	if _, err := a.(CheckedLeaser).SpliceChecked(ctx, "k", nil, nil, 0, 1, []byte("x")); !errs.Is(err, errs.Closed) {
+		t.Fatalf("closed handle's SpliceChecked: %v", err)
+	}
+	if _, _, err := a.(Editor).EditChecked(ctx, "k", 0, Edit{Off: 0, N: 1, Data: []byte("x")}); !errs.Is(err, errs.Closed) {
+		t.Fatalf("closed handle's EditChecked: %v", err)
+	}
 	if got, err := b.Get(ctx, "k"); err != nil || string(got) != "v" {
 		t.Fatalf("after closing the other handle: %q, %v", got, err)
 	}

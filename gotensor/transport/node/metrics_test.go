@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -78,7 +79,13 @@ func checkMetrics(t *testing.T, transport string) {
 	if _, err := store.Open(n.URL() + "?token=wrong"); !errs.Is(err, errs.Unauthorized) {
 		t.Fatal(err)
 	}
+	// The server counts a refusal after it has sent it: the client may
+	// hear of it first.
 	after := scrape(t, n)
+	for deadline := time.Now().Add(5 * time.Second); metric(after, "gotensor_handshakes_refused_total") == "0" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		after = scrape(t, n)
+	}
 	for series, want := range map[string]string{
 		`gotensor_requests_total{op="put",status="ok"}`:          "1",
 		`gotensor_requests_total{op="get",status="ok"}`:          "1",

@@ -32,8 +32,9 @@ type Hint struct {
 	// Factor is how much longer than expected this store's writes with a
 	// codec have taken (observed / expected time; nil or 0: 1). It carries
 	// what the model leaves out, such as moving bytes taking CPU from
-	// coding on a loaded machine.
-	Factor func(Codec) float64
+	// coding on a loaded machine. ReadFactor is the same for its reads
+	// (nil: Factor stands for reads too).
+	Factor, ReadFactor func(Codec) float64
 	// Last is the codec chosen for the last tensor of this kind (nil:
 	// none yet); a codec must clear the margin by keep more to replace it,
 	// and less to stay (see choose).
@@ -101,22 +102,33 @@ type Cost struct {
 	Write  float64 // seconds
 	Read   float64
 	Stored float64 // expected stored bytes
-	Factor float64 // Hint.Factor, which scales Write and Read when codecs are compared
-	Coding float64 // seconds of Write and Read that are encoding and decoding (raw/speed)
+	Factor float64 // Hint.Factor, which scales Write when codecs are compared
+	// Hint.ReadFactor, which scales Read
+	ReadFactor float64
+	Coding     float64 // seconds of Write and Read that are encoding and decoding (raw/speed)
 }
 
-func (h *Hint) factor(c Codec) float64 {
-	if h.Factor == nil {
+// factorOf is f's factor for c: 1 where f is nil or has none.
+func factorOf(f func(Codec) float64, c Codec) float64 {
+	if f == nil {
 		return 1
 	}
-	if f := h.Factor(c); f > 0 {
-		return f
+	if v := f(c); v > 0 {
+		return v
 	}
 	return 1
 }
 
-// time is the expected write+read time, scaled by the observed factor.
-func (c *Cost) time() float64 { return c.Factor * (c.Write + c.Read) }
+// readFactor is ReadFactor, or Factor where that is nil.
+func (h *Hint) readFactor() func(Codec) float64 {
+	if h.ReadFactor != nil {
+		return h.ReadFactor
+	}
+	return h.Factor
+}
+
+// time is the expected write+read time, each scaled by its observed factor.
+func (c *Cost) time() float64 { return c.Factor*c.Write + c.ReadFactor*c.Read }
 
 // Costs weighs each candidate codec for a tensor of raw bytes whose sample
 // is given. Moving takes move = stored/rate (the write's or the read's),
@@ -146,15 +158,43 @@ func (h *Hint) Costs(meta tensor.Meta, raw int64, sample []byte) []Cost {
 			continue // it would only cost time: the frame stores such chunks raw
 		}
 		stored := float64(raw) / r
-		readRate, readLatency := h.readLink()
 		out = append(out, Cost{
-			Codec: c, Ratio: r, Stored: stored, Factor: h.factor(c),
-			Write:  h.combine(float64(raw)/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency,
-			Read:   h.combine(float64(raw)/sp.Decode, stored/readRate) + readLatency,
+			Codec: c, Ratio: r, Stored: stored,
+			Factor: factorOf(h.Factor, c), ReadFactor: factorOf(h.readFactor(), c),
+			Write: h.writeTime(float64(raw), stored, sp), Read: h.readTime(float64(raw), stored, sp),
 			Coding: coding(float64(raw), sp),
 		})
 	}
 	return out
+}
+
+// Expect is the model's write and read time, in seconds before factors,
+// of c on a tensor of raw bytes whose frame holds stored bytes: what a
+// write or read with c is measured against, whatever chose c. false
+// where c's speed is not known or the hint has no link.
+func (h *Hint) Expect(c Codec, raw, stored int64) (write, read float64, ok bool) {
+	if h == nil || h.Speed == nil || h.LinkBytesPerSecond <= 0 || raw <= 0 || stored <= 0 {
+		return 0, 0, false
+	}
+	sp, ok := h.Speed(c)
+	if !ok || sp.Encode <= 0 || sp.Decode <= 0 {
+		if c.ID() != IDNone {
+			return 0, 0, false
+		}
+		sp = Speed{math.Inf(1), math.Inf(1)} // as Costs weighs it
+	}
+	return h.writeTime(float64(raw), float64(stored), sp), h.readTime(float64(raw), float64(stored), sp), true
+}
+
+// writeTime and readTime are the model's times for raw bytes coded at sp
+// into stored bytes.
+func (h *Hint) writeTime(raw, stored float64, sp Speed) float64 {
+	return h.combine(raw/sp.Encode, stored/h.LinkBytesPerSecond) + h.LinkLatency
+}
+
+func (h *Hint) readTime(raw, stored float64, sp Speed) float64 {
+	rate, latency := h.readLink()
+	return h.combine(raw/sp.Decode, stored/rate) + latency
 }
 
 // coding is the seconds encoding and decoding raw bytes take at sp; 0

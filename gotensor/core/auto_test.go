@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os/exec"
 	"runtime"
@@ -233,6 +234,10 @@ func TestFactorsLearntFromWritesAlone(t *testing.T) {
 	if err := s.WriteTensor(ctx, "r", meta, raw, "none"); err != nil {
 		t.Fatal(err)
 	}
+	taught := maps.Clone(s.factors.m) // a fixed codec's write alone teaches too
+	if len(taught) != 1 {
+		t.Fatalf("a none write alone taught %v", taught)
+	}
 	f, err := s.Fetch(ctx, "r") // a read in flight while the writes run
 	if err != nil {
 		t.Fatal(err)
@@ -242,15 +247,18 @@ func TestFactorsLearntFromWritesAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := f.DecodeInto(ctx, make([]byte, len(raw))); err != nil {
+		t.Fatal(err)
+	}
 	f.Release()
-	if n := len(s.factors.m); n != 0 {
-		t.Fatalf("writes beside a read taught factors %v", s.factors.m)
+	if !maps.Equal(s.factors.m, taught) {
+		t.Fatalf("writes beside a read, and the read beside them, taught factors %v", s.factors.m)
 	}
 	if err := s.WriteTensor(ctx, "alone", meta, raw, "auto"); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.factors.m) != 1 {
-		t.Fatalf("a write alone taught %v", s.factors.m)
+	if maps.Equal(s.factors.m, taught) {
+		t.Fatalf("a write alone taught nothing: %v", s.factors.m)
 	}
 }
 

@@ -149,11 +149,18 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	start := s.now()
 	call := s.calls.begin()
 	var c codec.Codec
-	var expected float64
-	var chose time.Time // when the codec was chosen: what the model weighed starts there
+	var expected float64  // "auto"'s expected time for c, on the sample's ratio
+	var model *codec.Hint // else the model before the write, to weigh c with the frame's size
+	var stored int64      // the frame's bytes, once written
+	var chose time.Time   // when the codec was chosen: what the model weighed starts there
 	defer func() {
-		if s.calls.end(call) && err == nil && expected > 0 &&
-			s.factors.observe(keyOf(meta, len(raw)), c, s.now().Sub(chose).Seconds(), expected, s.now()) {
+		if !s.calls.end(call) || err != nil {
+			return
+		}
+		if model != nil {
+			expected, _, _ = model.Expect(c, int64(len(raw)), stored)
+		}
+		if expected > 0 && s.factors.observe(keyOf(meta, len(raw)), c, false, s.now().Sub(chose).Seconds(), expected, s.now()) {
 			s.choices.drop(meta, len(raw))
 		}
 	}()
@@ -161,9 +168,14 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
+	if spec != codec.Auto && len(raw) >= codec.CodeMin { // smaller writes are ruled by costs per call
+		s.probeOnce(ctx) // what the write teaches is weighed against a measured link, not its seed
+		model = s.modelHint(meta, int64(len(raw)), s.link.estimate(), s.calls.inFlight() > 1)
+	}
 	chose = s.now()
 	if s.streams(int64(len(raw))) {
-		return s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
+		stored, err = s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
+		return err
 	}
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
 	if err != nil {
@@ -176,11 +188,12 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 		return err
 	}
 	encode := s.now().Sub(start)
+	stored = int64(len(f))
 	move, err := s.put(ctx, key, f)
 	if err != nil {
 		return err
 	}
-	s.stats.wrote(c.Name(), int64(len(raw)), int64(len(f)), encode, move, s.now().Sub(start))
+	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, s.now().Sub(start))
 	return nil
 }
 
@@ -197,9 +210,7 @@ func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw 
 		c, param, err := codec.Resolve(spec, meta, raw, &codec.Hint{})
 		return c, param, 0, err
 	}
-	if store.Streams(s.st) {
-		s.probe.Do(func() { s.probeLink(ctx) })
-	}
+	s.probeOnce(ctx)
 	// One writer weighs a kind of tensor at a time: the others of its kind
 	// in a batch wait for its choice and reuse it; other kinds go on.
 	unlock := s.choosing.lock(keyOf(meta, len(raw)))
@@ -306,6 +317,10 @@ type Fetched struct {
 	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
 	call    callToken    // the read in s.calls, ended by Release
+	size    int64        // the frame's stored bytes
+	raw     atomic.Int64 // tensor bytes decoded
+	link    Link         // the link's estimate when the fetch began, and
+	batch   bool         // whether other calls were in flight: the model a whole read alone is weighed with
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -315,6 +330,7 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	defer func() { s.stats.op(OpRead, err) }()
 	start := s.now()
 	call := s.calls.begin()
+	l, batch := s.link.estimate(), s.calls.inFlight() > 1 // the model before this read moves
 	if store.Streams(s.st) {
 		f, err = s.fetchStreamed(ctx, s.st.(store.Streamer), key)
 	} else {
@@ -325,6 +341,7 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 		return nil, err
 	}
 	f.start, f.call = start, call
+	f.link, f.batch = l, batch
 	return f, nil
 }
 
@@ -367,7 +384,7 @@ func (s *Store) fetched(key string, b []byte, size int64) (*Fetched, error) {
 		return nil, wrapKey(err, key)
 	}
 	s.stats.read(size, 0)
-	return &Fetched{Header: r.Header, r: r, s: s, key: key}, nil
+	return &Fetched{Header: r.Header, r: r, s: s, key: key, size: size}, nil
 }
 
 // DecodeInto decodes the fetched tensor into dst (exactly its byte size);
@@ -398,6 +415,7 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 		end := f.s.now()
 		f.s.stats.decoded(int64(len(dst)), end.Sub(start))
 		f.decoded.Store(max(int64(end.Sub(f.start)), 1))
+		f.raw.Add(int64(len(dst)))
 	}
 	return wrapKey(err, f.key)
 }
@@ -422,18 +440,40 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 
 // Release lets the store reuse the fetched frame's memory. Idempotent;
 // the Fetched must not be decoded afterwards. A fetch that was decoded
-// counts as a read from its start to its last decode.
+// counts as a read from its start to its last decode; one decoded whole
+// that ran alone teaches its codec's read factor.
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
-		f.s.calls.end(f.call)
+		alone := f.s.calls.end(f.call)
 		if d := f.decoded.Load(); d > 0 {
 			f.s.stats.read(0, time.Duration(d))
+			if alone && f.raw.Load() == f.Header.RawSize {
+				f.observeRead(time.Duration(d))
+			}
 		}
 		if f.release != nil {
 			f.release()
 		}
 	})
+}
+
+// observeRead weighs a whole read alone that took d against the model's
+// read time for its codec (see factors).
+func (f *Fetched) observeRead(d time.Duration) {
+	c, err := codec.ByID(f.Header.Codec)
+	if err != nil {
+		return
+	}
+	meta, raw := f.Header.Meta, int(f.Header.RawSize)
+	if raw < codec.CodeMin {
+		return // ruled by costs per call
+	}
+	model := f.s.modelHint(meta, f.Header.RawSize, f.link, f.batch)
+	if _, expected, ok := model.Expect(c, f.Header.RawSize, f.size); ok &&
+		f.s.factors.observe(keyOf(meta, raw), c, true, d.Seconds(), expected, f.s.now()) {
+		f.s.choices.drop(meta, raw)
+	}
 }
 
 // ReadTensor decodes the tensor under key into dst after checking that it

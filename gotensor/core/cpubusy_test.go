@@ -108,6 +108,7 @@ func TestStreamedWriteReadsIdleTimeAtItsEndsOnly(t *testing.T) {
 	defer func(m, p int64) { StreamMin, StreamPiece = m, p }(StreamMin, StreamPiece)
 	StreamMin, StreamPiece = 1<<20, 256<<10
 	s := newStreamLink(t, 1e9, 0.5)
+	s.probeOnce(ctx) // the link's probe, before a store's first write, is not the write's
 	fake := s.cpu
 	var withIdle, without int
 	s.cpu = func(idle bool) (cpuTimes, bool) {

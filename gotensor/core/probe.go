@@ -22,6 +22,14 @@ const (
 
 var probeBytes = make([]byte, probePart) // only read
 
+// probeOnce probes a store across a link before its first write that
+// "auto" weighs or that teaches factors.
+func (s *Store) probeOnce(ctx context.Context) {
+	if store.Streams(s.st) {
+		s.probe.Do(func() { s.probeLink(ctx) })
+	}
+}
+
 // probeLink seeds s's link estimate; a store that fails the probe keeps its
 // seed, and the write goes on.
 func (s *Store) probeLink(ctx context.Context) {

@@ -101,36 +101,53 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 
 // hint is what "auto" knows about a write of raw bytes to s.
 func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
-	l := s.link.estimate()
+	h := s.modelHint(meta, int64(len(raw)), s.link.estimate(), s.calls.inFlight() > 1)
 	u := s.cachedUsage()
-	kind := keyOf(meta, len(raw))
+	h.Capacity, h.Used = u.Capacity, u.Bytes
+	h.Speed = func(c codec.Codec) (codec.Speed, bool) {
+		if sp, ok := s.speed(meta.DType, c, nil); ok { // known: nothing to measure
+			return sp, ok
+		}
+		s.link.codingBegins() // measuring codes a lot (sampling the ratio, little)
+		defer s.link.codingEnds()
+		return s.speed(meta.DType, c, raw)
+	}
+	kind, now := keyOf(meta, len(raw)), s.now()
+	h.Factor = func(c codec.Codec) float64 { return s.factors.get(kind, c, false, now) }
+	h.ReadFactor = func(c codec.Codec) float64 { return s.factors.get(kind, c, true, now) }
+	return h
+}
+
+// modelHint is the model's view of a transfer of a tensor of raw bytes
+// to or from s over l, beside others in flight or not (batch): the link
+// and the speeds known (none measured here). A write or read is measured
+// against it, whatever codec it used.
+func (s *Store) modelHint(meta tensor.Meta, raw int64, l Link, batch bool) *codec.Hint {
 	return &codec.Hint{
 		LinkBytesPerSecond: l.BytesPerSecond,
 		LinkLatency:        l.LatencySeconds,
 		ReadBytesPerSecond: l.ReadBytesPerSecond,
 		ReadLatency:        l.ReadLatencySeconds,
 		LinkCPU:            l.CPUShare,
-		// A write beside others (a batch) overlaps its coding with their
-		// moving, as a streamed one does with its own.
-		Streamed: s.streams(int64(len(raw))) || s.calls.inFlight() > 1,
-		Capacity: u.Capacity,
-		Used:     u.Bytes,
-		Speed: func(c codec.Codec) (codec.Speed, bool) {
-			if sp, ok := s.speed(meta.DType, c, nil); ok { // known: nothing to measure
-				return sp, ok
-			}
-			s.link.codingBegins() // measuring codes a lot (sampling the ratio, little)
-			defer s.link.codingEnds()
-			return s.speed(meta.DType, c, raw)
-		},
-		Factor: func(c codec.Codec) float64 { return s.factors.get(kind, c, s.now()) },
+		// A transfer beside others (a batch) overlaps its coding with
+		// their moving, as a streamed one does with its own.
+		Streamed: s.streams(raw) || batch,
+		Speed:    func(c codec.Codec) (codec.Speed, bool) { return s.speed(meta.DType, c, nil) },
 	}
 }
 
-// factors are, per kind of tensor (dtype and size class) and codec, how
-// much longer than the model expected a store's writes with it took (see
-// codec.Hint.Factor): what the model leaves out, measured where it
-// matters. On two cores shared with a node on the loopback, say, coding
+// factors are, per kind of tensor (dtype and size class), codec and way
+// (writes, reads), how much longer than the model expected a store's
+// writes or reads with it took (see codec.Hint.Factor): what the model
+// leaves out, measured where it matters. Every write and read that ran
+// alone teaches them, whatever chose its codec: a fixed codec's writes
+// say as much of the model as "auto"'s. On two cores sharing a node on
+// the loopback, planes' reads take 1.2 to 1.5 times what its decode speed
+// and the read link promise. Until a read of a kind has been seen (within
+// factorTTL), the write factors stand for the reads too: what slows a
+// codec's writes (its coding taking the CPU moving needs) likely slows
+// its reads; after, reads go by read factors alone, as writes by write
+// factors. On two cores shared with a node on the loopback, say, coding
 // planes while sending takes the CPU the sending needs, and planes'
 // writes take half again what the speeds measured alone promise.
 //
@@ -165,6 +182,7 @@ type factor struct {
 type factorKey struct {
 	kind choiceKey
 	c    codec.ID
+	read bool // a read's factor, else a write's
 }
 
 // Observed factors are kept within [minFactor, maxFactor]: one stalled
@@ -187,26 +205,42 @@ const (
 // as its own, such a factor makes the codec look better than none the
 // more the link's estimate was low (a probe on a busy machine, say) and
 // picks it where none is faster.
-func (f *factors) get(kind choiceKey, c codec.Codec, now time.Time) float64 {
+func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	v := f.weighed(kind, c, now)
+	if read && !f.readSeen(kind, now) {
+		read = false // see factors
+	}
+	v := f.weighed(kind, c, read, now)
 	if v == 0 || c.ID() == codec.IDNone {
 		return v
 	}
-	floor, ok := f.fresh(factorKey{kind, codec.IDNone}, now)
+	floor, ok := f.fresh(factorKey{kind, codec.IDNone, read}, now)
 	if !ok {
 		floor = 1
 	}
 	return max(v, min(floor, 1))
 }
 
+// readSeen says whether a read of a kind has been observed within
+// factorTTL of now; f.mu held.
+func (f *factors) readSeen(kind choiceKey, now time.Time) bool {
+	for k := range f.m {
+		if k.read && k.kind == kind {
+			if _, ok := f.fresh(k, now); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // weighed is get's answer; f.mu held.
-func (f *factors) weighed(kind choiceKey, c codec.Codec, now time.Time) float64 {
-	if v, ok := f.fresh(factorKey{kind, c.ID()}, now); ok {
+func (f *factors) weighed(kind choiceKey, c codec.Codec, read bool, now time.Time) float64 {
+	if v, ok := f.fresh(factorKey{kind, c.ID(), read}, now); ok {
 		return v
 	}
-	v, _ := f.fresh(factorKey{kind, codec.IDNone}, now)
+	v, _ := f.fresh(factorKey{kind, codec.IDNone, read}, now)
 	return v
 }
 
@@ -223,11 +257,11 @@ func (f *factors) fresh(k factorKey, now time.Time) (float64, bool) {
 // shorter writes are ruled by fixed costs per call the model leaves out.
 const factorMin = 5e-3
 
-// observe adds a write of a kind of tensor with c that took actual
-// seconds where the model expected expected (its time to code and move,
-// what it chose by). It says whether the factor moved by more than
-// choiceDrift, so that a choice made with the old one is weighed again.
-func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float64, now time.Time) bool {
+// observe adds a write (or a read) of a kind of tensor with c that took
+// actual seconds where the model expected expected (its time to code and
+// move). It says whether the factor moved by more than choiceDrift, so
+// that a choice made with the old one is weighed again.
+func (f *factors) observe(kind choiceKey, c codec.Codec, read bool, actual, expected float64, now time.Time) bool {
 	if expected < factorMin || actual <= 0 {
 		return false
 	}
@@ -237,12 +271,12 @@ func (f *factors) observe(kind choiceKey, c codec.Codec, actual, expected float6
 	if f.m == nil {
 		f.m = map[factorKey]factor{}
 	}
-	old := f.weighed(kind, c, now) // what c was weighed with
+	old := f.weighed(kind, c, read, now) // what c was weighed with
 	if old == 0 {
 		old = 1
 	}
 	v := old + factorWeight*(r-old)
-	f.m[factorKey{kind, c.ID()}] = factor{v, now}
+	f.m[factorKey{kind, c.ID(), read}] = factor{v, now}
 	return math.Abs(v-old) > choiceDrift*old
 }
 
@@ -297,8 +331,8 @@ func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.
 		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
-		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factor %.3g need %.3g\n",
-			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.Need())
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factors %.3g / %.3g need %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.ReadFactor, c.Need())
 	}
 	os.Stderr.WriteString(b.String())
 }

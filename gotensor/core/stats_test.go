@@ -291,37 +291,37 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	lz4, _ := codec.ByName("lz4")
 	kind := choiceKey{tensor.BFloat16, 25}
 	t0 := time.Unix(0, 0)
-	if f.get(kind, planes, t0) != 0 {
+	if f.get(kind, planes, false, t0) != 0 {
 		t.Fatal("nothing observed: 0 (the model's word)")
 	}
-	if !f.observe(kind, planes, 3, 1, t0) || f.get(kind, planes, t0) != 2 {
-		t.Fatalf("first write: planes %v", f.get(kind, planes, t0))
+	if !f.observe(kind, planes, false, 3, 1, t0) || f.get(kind, planes, false, t0) != 2 {
+		t.Fatalf("first write: planes %v", f.get(kind, planes, false, t0))
 	}
-	if f.get(kind, none, t0) != 0 || f.get(kind, lz4, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, t0) != 0 {
+	if f.get(kind, none, false, t0) != 0 || f.get(kind, lz4, false, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, false, t0) != 0 {
 		t.Fatal("a coded codec's factor is its own and its kind's")
 	}
-	if f.observe(kind, planes, 2.9, 1, t0) {
+	if f.observe(kind, planes, false, 2.9, 1, t0) {
 		t.Fatal("a move within choiceDrift reported")
 	}
-	if !f.observe(kind, planes, 1, 1, t0) || math.Abs(f.get(kind, planes, t0)-1.725) > 1e-9 {
-		t.Fatalf("halfway to 1: %v", f.get(kind, planes, t0))
+	if !f.observe(kind, planes, false, 1, 1, t0) || math.Abs(f.get(kind, planes, false, t0)-1.725) > 1e-9 {
+		t.Fatalf("halfway to 1: %v", f.get(kind, planes, false, t0))
 	}
-	f.observe(kind, none, 1.5, 1, t0)
-	if f.get(kind, lz4, t0) != 1.25 || f.get(kind, planes, t0) != 1.725 {
-		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, t0), f.get(kind, planes, t0))
+	f.observe(kind, none, false, 1.5, 1, t0)
+	if f.get(kind, lz4, false, t0) != 1.25 || f.get(kind, planes, false, t0) != 1.725 {
+		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, false, t0), f.get(kind, planes, false, t0))
 	}
-	f.observe(kind, lz4, 2.25, 1, t0) // from none's 1.25, as lz4 was weighed
-	if f.get(kind, lz4, t0) != 1.75 {
-		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, t0))
+	f.observe(kind, lz4, false, 2.25, 1, t0) // from none's 1.25, as lz4 was weighed
+	if f.get(kind, lz4, false, t0) != 1.75 {
+		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, false, t0))
 	}
-	f.observe(kind, none, 1e6, 1, t0) // clamped
-	if f.get(kind, none, t0) > maxFactor {
-		t.Fatal(f.get(kind, none, t0))
+	f.observe(kind, none, false, 1e6, 1, t0) // clamped
+	if f.get(kind, none, false, t0) > maxFactor {
+		t.Fatal(f.get(kind, none, false, t0))
 	}
-	if later := t0.Add(factorTTL); f.get(kind, planes, later) != 0 {
+	if later := t0.Add(factorTTL); f.get(kind, planes, false, later) != 0 {
 		t.Fatal("a factor not observed for factorTTL is forgotten")
 	}
-	if f.observe(kind, planes, 1.5, 1, t0.Add(factorTTL)); f.get(kind, planes, t0.Add(factorTTL)) != 1.25 {
+	if f.observe(kind, planes, false, 1.5, 1, t0.Add(factorTTL)); f.get(kind, planes, false, t0.Add(factorTTL)) != 1.25 {
 		t.Fatal("after factorTTL the next write moves the factor from 1")
 	}
 }
@@ -337,16 +337,16 @@ func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	planes, _ := codec.ByName("planes")
 	kind := choiceKey{tensor.BFloat16, 26}
 	t0 := time.Unix(0, 0)
-	f.observe(kind, planes, 0.5, 1, t0) // took half what was expected: halfway, 0.75
-	if got := f.get(kind, planes, t0); got != 1 {
+	f.observe(kind, planes, false, 0.5, 1, t0) // took half what was expected: halfway, 0.75
+	if got := f.get(kind, planes, false, t0); got != 1 {
 		t.Fatalf("planes faster than expected, none unobserved: factor %v, want 1", got)
 	}
-	f.observe(kind, none, 0.6, 1, t0) // none too: 0.8
-	if got := f.get(kind, planes, t0); got != 0.8 {
+	f.observe(kind, none, false, 0.6, 1, t0) // none too: 0.8
+	if got := f.get(kind, planes, false, t0); got != 0.8 {
 		t.Fatalf("planes 0.75, none 0.8: factor %v, want none's", got)
 	}
-	f.observe(kind, planes, 3.25, 1, t0) // slower than expected: its own, 2
-	if got := f.get(kind, planes, t0); got != 2 {
+	f.observe(kind, planes, false, 3.25, 1, t0) // slower than expected: its own, 2
+	if got := f.get(kind, planes, false, t0); got != 2 {
 		t.Fatalf("planes slower than expected: factor %v, want its own 2", got)
 	}
 }

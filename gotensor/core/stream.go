@@ -37,15 +37,16 @@ func streamMinFromEnv() int64 {
 // to the store while the next piece is encoded.
 // The time spent waiting on the store (parts queued, the commit) is what
 // the link took beyond coding.
-func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (err error) {
+// It returns the frame's stored bytes.
+func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (stored int64, err error) {
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer w.Abort()
 	sink, err := sw.PutStream(ctx, key)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var at int64
 	var encode, move time.Duration
@@ -64,7 +65,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	c0, cok := s.cpu(true)
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
-			return ctxErr(ctx)
+			return 0, ctxErr(ctx)
 		}
 		t0 := s.now()
 		b0, bok := s.cpu(false) // coding's CPU is the process's alone
@@ -72,7 +73,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 		err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p)
 		done()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		t1 := s.now()
 		b1, ok := s.cpu(false)
@@ -83,7 +84,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 				sending = s.link.begin()
 			}
 			if err := sink.WritePart(at, b); err != nil {
-				return err
+				return 0, err
 			}
 			at += int64(len(b))
 		}
@@ -91,18 +92,18 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	hdr, err := w.HeaderBytes()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	t0 := s.now()
 	if err := sink.Commit(hdr); err != nil {
-		return err
+		return 0, err
 	}
 	end := s.now()
 	move += end.Sub(t0)
-	stored := at + int64(len(hdr))
+	stored = at + int64(len(hdr))
 	s.observeWrite(stored, encode, move, codingCPU, sending, c0, cok)
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
-	return nil
+	return stored, nil
 }
 
 // observeWrite ends the link transfer of a streamed write of stored bytes
@@ -157,7 +158,7 @@ func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key str
 		return nil, wrapKey(err, key)
 	}
 	s.stats.read(size, 0)
-	return &Fetched{Header: r.Header, r: r, s: s, key: key, remote: int64(len(first)) < size}, nil
+	return &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}, nil
 }
 
 // rangeSource serves a frame's ranges from a store, noticing when the

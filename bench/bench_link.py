@@ -284,7 +284,9 @@ def markdown(recs: list[dict], png: str | None) -> str:
              "interval of the median of auto/best by round holds 0.95 (`rounds`); `auto/best by round IQR` gives "
              "the quartiles of the by-round ratios, `90% CI` that interval; `auto weighs / pass` the times auto "
              "weighed the codecs again in a timed pass (Store.stats()[\"auto\"]; every other write reused a "
-             "recent choice).", ""]
+             "recent choice). All codecs of a row share one store, and what its writes and reads with a fixed codec "
+             "took teaches auto's factors as auto's own do (README, \"auto\"): an application that writes only with "
+             "auto learns a codec's factors from auto's own tries alone.", ""]
     if png:
         lines += [f"![effective write+read GB/s against link rate]({png})", ""]
     groups: dict[tuple, dict] = {}

@@ -290,3 +290,38 @@ func TestAutoKeepsTheLastChoiceWithinTheBand(t *testing.T) {
 		}
 	}
 }
+
+// Where both codecs' factors are their own (what this store's writes and
+// reads with each took), the model's noise is corrected and planes needs
+// only measuredGain: 8% faster is taken then, and passed over while
+// either codec is weighed by the model alone.
+func TestAutoTrustsObservedTimes(t *testing.T) {
+	bf16 := weightsBF16(1 << 20)
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
+	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
+	t0 := map[ID]float64{}
+	for _, c := range h.Costs(meta, int64(len(bf16)), bf16) {
+		t0[c.Codec.ID()] = c.Write + c.Read
+	}
+	f := 0.92 * t0[IDNone] / t0[IDPlanes]
+	h.Factor = func(c Codec) float64 {
+		if c.ID() == IDPlanes {
+			return f
+		}
+		return 1
+	}
+	for _, tc := range []struct {
+		observed map[ID]bool
+		want     string
+	}{
+		{map[ID]bool{IDNone: true, IDPlanes: true}, "planes"},
+		{map[ID]bool{IDNone: true}, "none"},
+		{map[ID]bool{IDPlanes: true}, "none"},
+		{nil, "none"},
+	} {
+		h.Observed = func(c Codec) bool { return tc.observed[c.ID()] }
+		if got := pick(t, tensor.BFloat16, bf16, h); got != tc.want {
+			t.Errorf("planes at 0.92 of none's time, observed %v: %s, want %s", tc.observed, got, tc.want)
+		}
+	}
+}

@@ -115,6 +115,7 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 	kind, now := keyOf(meta, len(raw)), s.now()
 	h.Factor = func(c codec.Codec) float64 { return s.factors.get(kind, c, false, now) }
 	h.ReadFactor = func(c codec.Codec) float64 { return s.factors.get(kind, c, true, now) }
+	h.Observed = func(c codec.Codec) bool { return s.factors.observed(kind, c, now) }
 	return h
 }
 
@@ -220,6 +221,16 @@ func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) f
 		floor = 1
 	}
 	return max(v, min(floor, 1))
+}
+
+// observed says whether both of c's factors for a kind, write and read,
+// are its own observations within factorTTL of now.
+func (f *factors) observed(kind choiceKey, c codec.Codec, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, w := f.fresh(factorKey{kind, c.ID(), false}, now)
+	_, r := f.fresh(factorKey{kind, c.ID(), true}, now)
+	return w && r
 }
 
 // readSeen says whether a read of a kind has been observed within
@@ -331,8 +342,8 @@ func (s *Store) trace(meta tensor.Meta, raw []byte, h *codec.Hint, chosen codec.
 		s.URL(), meta.DType, meta.Shape, len(raw), h.LinkBytesPerSecond, h.LinkLatency, h.ReadBytesPerSecond, h.ReadLatency, h.LinkCPU, h.Streamed, chosen.Name())
 	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
 		sp, _ := h.Speed(c.Codec)
-		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factors %.3g / %.3g need %.3g\n",
-			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.ReadFactor, c.Need())
+		fmt.Fprintf(&b, "  %-6s enc %.3g dec %.3g B/s ratio %.3f write %.4g read %.4g s (coding %.4g) factors %.3g / %.3g observed %v need %.3g\n",
+			c.Codec.Name(), sp.Encode, sp.Decode, c.Ratio, c.Write, c.Read, c.Coding, c.Factor, c.ReadFactor, c.Observed, c.Need())
 	}
 	os.Stderr.WriteString(b.String())
 }

@@ -205,7 +205,11 @@ const (
 // its estimate, which none's bytes would have moved over as fast. Taken
 // as its own, such a factor makes the codec look better than none the
 // more the link's estimate was low (a probe on a busy machine, say) and
-// picks it where none is faster.
+// picks it where none is faster. Where both c and none have factors of
+// their own, each is taken as it is: none's then shows what the link
+// estimate was off by, and c's under 1 what c truly saved; floored, c
+// would be weighed at 1 whenever none's writes came out slower than
+// expected, and passed over where it is faster.
 func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -219,6 +223,8 @@ func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) f
 	floor, ok := f.fresh(factorKey{kind, codec.IDNone, read}, now)
 	if !ok {
 		floor = 1
+	} else if _, own := f.fresh(factorKey{kind, c.ID(), read}, now); own {
+		return v
 	}
 	return max(v, min(floor, 1))
 }

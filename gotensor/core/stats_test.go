@@ -330,7 +330,9 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 // than its estimate (its speeds are the fastest of three runs alone), not
 // cheaper coding: its factor weighs no less than none's, or 1, where that
 // is under 1, so that a low link estimate (a probe on a busy machine)
-// does not make planes look better than none from then on.
+// does not make planes look better than none from then on. Where none
+// has a factor of its own too, planes' own is taken as it is: none's then
+// shows what the link estimate was off by.
 func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	var f factors
 	none, _ := codec.ByName("none")
@@ -341,9 +343,19 @@ func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	if got := f.get(kind, planes, false, t0); got != 1 {
 		t.Fatalf("planes faster than expected, none unobserved: factor %v, want 1", got)
 	}
+	lz4, _ := codec.ByName("lz4")
 	f.observe(kind, none, false, 0.6, 1, t0) // none too: 0.8
-	if got := f.get(kind, planes, false, t0); got != 0.8 {
-		t.Fatalf("planes 0.75, none 0.8: factor %v, want none's", got)
+	if got := f.get(kind, planes, false, t0); got != 0.75 {
+		t.Fatalf("planes 0.75, none 0.8, both their own: factor %v, want planes' own", got)
+	}
+	f.observe(kind, none, false, 2, 0.8, t0) // none slower than expected: 1.65
+	if got := f.get(kind, planes, false, t0); got != 0.75 {
+		t.Fatalf("planes 0.75, none 1.65, both their own: factor %v, want planes' own", got)
+	}
+	f.observe(kind, lz4, false, 0.3, 1, t0) // lz4 weighed from none's 1.65, moved to 0.975
+	f.m[factorKey{kind, codec.IDNone, false}] = factor{0.8, t0.Add(-factorTTL)} // none's forgotten
+	if got := f.get(kind, lz4, false, t0); got != 1 {
+		t.Fatalf("lz4 0.975, none unobserved: factor %v, want 1", got)
 	}
 	f.observe(kind, planes, false, 3.25, 1, t0) // slower than expected: its own, 2
 	if got := f.get(kind, planes, false, t0); got != 2 {

@@ -169,7 +169,10 @@ func (s *Store) modelHint(meta tensor.Meta, raw int64, l Link, batch bool) *code
 // before it was tried. A factor not observed for factorTTL is
 // forgotten: the codec is taken at the model's word again and, where the
 // model says it pays, tried again, so that one unlucky write (or a
-// machine busy then) does not rule it out for good.
+// machine busy then) does not rule it out for good. 20 s: long enough
+// that a store writing and reading with several codecs in turn (a round
+// of bench-link's codecs takes about 6 s) keeps every codec's factors
+// its own, short enough that a codec ruled out is tried again soon.
 type factors struct {
 	mu sync.Mutex
 	m  map[factorKey]factor
@@ -193,7 +196,7 @@ const (
 	minFactor    = 0.25
 	maxFactor    = 8
 	factorWeight = 0.5
-	factorTTL    = 5 * time.Second
+	factorTTL    = 20 * time.Second
 )
 
 // get is c's factor for a kind of tensor at now, or none's where c has not

@@ -20,18 +20,18 @@ func TestReadFactorsAreTheirOwn(t *testing.T) {
 	kind := choiceKey{tensor.BFloat16, 25}
 	t0 := time.Unix(0, 0)
 	f.observe(kind, planes, false, 3, 1, t0)
-	if got := f.get(kind, planes, true, t0); got != 2 {
+	if got := f.get(kind, planes, true, true, t0); got != 2 {
 		t.Fatalf("planes written, no read seen: read factor %v, want its write factor 2", got)
 	}
 	f.observe(kind, none, true, 1.5, 1, t0)
-	if got := f.get(kind, planes, true, t0); got != 1.25 {
+	if got := f.get(kind, planes, true, true, t0); got != 1.25 {
 		t.Fatalf("planes never read, none read at 1.5: read factor %v, want none's 1.25", got)
 	}
 	f.observe(kind, planes, true, 4.75, 1, t0) // from none's 1.25, as it was weighed
-	if got, w := f.get(kind, planes, true, t0), f.get(kind, planes, false, t0); got != 3 || w != 2 {
+	if got, w := f.get(kind, planes, true, true, t0), f.get(kind, planes, false, true, t0); got != 3 || w != 2 {
 		t.Fatalf("planes read at 4.75: read factor %v (want 3), write factor %v (want 2)", got, w)
 	}
-	if later := t0.Add(factorTTL); f.get(kind, planes, true, later) != 0 {
+	if later := t0.Add(factorTTL); f.get(kind, planes, true, true, later) != 0 {
 		t.Fatal("read factors not observed for factorTTL are forgotten")
 	}
 }

@@ -101,7 +101,8 @@ func measure(d tensor.DType, c codec.Codec, sample []byte) (codec.Speed, error) 
 
 // hint is what "auto" knows about a write of raw bytes to s.
 func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
-	h := s.modelHint(meta, int64(len(raw)), s.link.estimate(), s.calls.inFlight() > 1)
+	batch := s.calls.inFlight() > 1
+	h := s.modelHint(meta, int64(len(raw)), s.link.estimate(), batch)
 	u := s.cachedUsage()
 	h.Capacity, h.Used = u.Capacity, u.Bytes
 	h.Speed = func(c codec.Codec) (codec.Speed, bool) {
@@ -113,9 +114,13 @@ func (s *Store) hint(meta tensor.Meta, raw []byte) *codec.Hint {
 		return s.speed(meta.DType, c, raw)
 	}
 	kind, now := keyOf(meta, len(raw)), s.now()
-	h.Factor = func(c codec.Codec) float64 { return s.factors.get(kind, c, false, now) }
-	h.ReadFactor = func(c codec.Codec) float64 { return s.factors.get(kind, c, true, now) }
-	h.Observed = func(c codec.Codec) bool { return s.factors.observed(kind, c, now) }
+	// Factors are learnt from transfers that ran alone; in a batch the
+	// tensors share the CPU with each other's coding and moving, which
+	// those did not show: there they are not taken as measured (no
+	// measuredGain, and a coded codec's floored at none's).
+	h.Factor = func(c codec.Codec) float64 { return s.factors.get(kind, c, false, !batch, now) }
+	h.ReadFactor = func(c codec.Codec) float64 { return s.factors.get(kind, c, true, !batch, now) }
+	h.Observed = func(c codec.Codec) bool { return !batch && s.factors.observed(kind, c, now) }
 	return h
 }
 
@@ -212,8 +217,10 @@ const (
 // their own, each is taken as it is: none's then shows what the link
 // estimate was off by, and c's under 1 what c truly saved; floored, c
 // would be weighed at 1 whenever none's writes came out slower than
-// expected, and passed over where it is faster.
-func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) float64 {
+// expected, and passed over where it is faster. Only where alone says
+// the factors are taken for a transfer like the ones they were learnt
+// from (one alone); else c's is floored as above.
+func (f *factors) get(kind choiceKey, c codec.Codec, read, alone bool, now time.Time) float64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if read && !f.readSeen(kind, now) {
@@ -226,7 +233,7 @@ func (f *factors) get(kind choiceKey, c codec.Codec, read bool, now time.Time) f
 	floor, ok := f.fresh(factorKey{kind, codec.IDNone, read}, now)
 	if !ok {
 		floor = 1
-	} else if _, own := f.fresh(factorKey{kind, c.ID(), read}, now); own {
+	} else if _, own := f.fresh(factorKey{kind, c.ID(), read}, now); own && alone {
 		return v
 	}
 	return max(v, min(floor, 1))

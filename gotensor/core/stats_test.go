@@ -291,37 +291,37 @@ func TestFactorsOfUnobservedCodecs(t *testing.T) {
 	lz4, _ := codec.ByName("lz4")
 	kind := choiceKey{tensor.BFloat16, 25}
 	t0 := time.Unix(0, 0)
-	if f.get(kind, planes, false, t0) != 0 {
+	if f.get(kind, planes, false, true, t0) != 0 {
 		t.Fatal("nothing observed: 0 (the model's word)")
 	}
-	if !f.observe(kind, planes, false, 3, 1, t0) || f.get(kind, planes, false, t0) != 2 {
-		t.Fatalf("first write: planes %v", f.get(kind, planes, false, t0))
+	if !f.observe(kind, planes, false, 3, 1, t0) || f.get(kind, planes, false, true, t0) != 2 {
+		t.Fatalf("first write: planes %v", f.get(kind, planes, false, true, t0))
 	}
-	if f.get(kind, none, false, t0) != 0 || f.get(kind, lz4, false, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, false, t0) != 0 {
+	if f.get(kind, none, false, true, t0) != 0 || f.get(kind, lz4, false, true, t0) != 0 || f.get(choiceKey{tensor.BFloat16, 24}, planes, false, true, t0) != 0 {
 		t.Fatal("a coded codec's factor is its own and its kind's")
 	}
 	if f.observe(kind, planes, false, 2.9, 1, t0) {
 		t.Fatal("a move within choiceDrift reported")
 	}
-	if !f.observe(kind, planes, false, 1, 1, t0) || math.Abs(f.get(kind, planes, false, t0)-1.725) > 1e-9 {
-		t.Fatalf("halfway to 1: %v", f.get(kind, planes, false, t0))
+	if !f.observe(kind, planes, false, 1, 1, t0) || math.Abs(f.get(kind, planes, false, true, t0)-1.725) > 1e-9 {
+		t.Fatalf("halfway to 1: %v", f.get(kind, planes, false, true, t0))
 	}
 	f.observe(kind, none, false, 1.5, 1, t0)
-	if f.get(kind, lz4, false, t0) != 1.25 || f.get(kind, planes, false, t0) != 1.725 {
-		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, false, t0), f.get(kind, planes, false, t0))
+	if f.get(kind, lz4, false, true, t0) != 1.25 || f.get(kind, planes, false, true, t0) != 1.725 {
+		t.Fatalf("none's factor for the untried: lz4 %v, planes keeps its own %v", f.get(kind, lz4, false, true, t0), f.get(kind, planes, false, true, t0))
 	}
 	f.observe(kind, lz4, false, 2.25, 1, t0) // from none's 1.25, as lz4 was weighed
-	if f.get(kind, lz4, false, t0) != 1.75 {
-		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, false, t0))
+	if f.get(kind, lz4, false, true, t0) != 1.75 {
+		t.Fatalf("lz4's first write moves it from none's factor: %v", f.get(kind, lz4, false, true, t0))
 	}
 	f.observe(kind, none, false, 1e6, 1, t0) // clamped
-	if f.get(kind, none, false, t0) > maxFactor {
-		t.Fatal(f.get(kind, none, false, t0))
+	if f.get(kind, none, false, true, t0) > maxFactor {
+		t.Fatal(f.get(kind, none, false, true, t0))
 	}
-	if later := t0.Add(factorTTL); f.get(kind, planes, false, later) != 0 {
+	if later := t0.Add(factorTTL); f.get(kind, planes, false, true, later) != 0 {
 		t.Fatal("a factor not observed for factorTTL is forgotten")
 	}
-	if f.observe(kind, planes, false, 1.5, 1, t0.Add(factorTTL)); f.get(kind, planes, false, t0.Add(factorTTL)) != 1.25 {
+	if f.observe(kind, planes, false, 1.5, 1, t0.Add(factorTTL)); f.get(kind, planes, false, true, t0.Add(factorTTL)) != 1.25 {
 		t.Fatal("after factorTTL the next write moves the factor from 1")
 	}
 }
@@ -340,25 +340,28 @@ func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	kind := choiceKey{tensor.BFloat16, 26}
 	t0 := time.Unix(0, 0)
 	f.observe(kind, planes, false, 0.5, 1, t0) // took half what was expected: halfway, 0.75
-	if got := f.get(kind, planes, false, t0); got != 1 {
+	if got := f.get(kind, planes, false, true, t0); got != 1 {
 		t.Fatalf("planes faster than expected, none unobserved: factor %v, want 1", got)
 	}
 	lz4, _ := codec.ByName("lz4")
 	f.observe(kind, none, false, 0.6, 1, t0) // none too: 0.8
-	if got := f.get(kind, planes, false, t0); got != 0.75 {
+	if got := f.get(kind, planes, false, true, t0); got != 0.75 {
 		t.Fatalf("planes 0.75, none 0.8, both their own: factor %v, want planes' own", got)
 	}
 	f.observe(kind, none, false, 2, 0.8, t0) // none slower than expected: 1.65
-	if got := f.get(kind, planes, false, t0); got != 0.75 {
+	if got := f.get(kind, planes, false, true, t0); got != 0.75 {
 		t.Fatalf("planes 0.75, none 1.65, both their own: factor %v, want planes' own", got)
+	}
+	if got := f.get(kind, planes, false, false, t0); got != 1 {
+		t.Fatalf("planes 0.75, none 1.65, weighed for a batch: factor %v, want 1 (learnt alone, floored)", got)
 	}
 	f.observe(kind, lz4, false, 0.3, 1, t0) // lz4 weighed from none's 1.65, moved to 0.975
 	f.m[factorKey{kind, codec.IDNone, false}] = factor{0.8, t0.Add(-factorTTL)} // none's forgotten
-	if got := f.get(kind, lz4, false, t0); got != 1 {
+	if got := f.get(kind, lz4, false, true, t0); got != 1 {
 		t.Fatalf("lz4 0.975, none unobserved: factor %v, want 1", got)
 	}
 	f.observe(kind, planes, false, 3.25, 1, t0) // slower than expected: its own, 2
-	if got := f.get(kind, planes, false, t0); got != 2 {
+	if got := f.get(kind, planes, false, true, t0); got != 2 {
 		t.Fatalf("planes slower than expected: factor %v, want its own 2", got)
 	}
 }

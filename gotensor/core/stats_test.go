@@ -355,7 +355,7 @@ func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	if got := f.get(kind, planes, false, false, t0); got != 1 {
 		t.Fatalf("planes 0.75, none 1.65, weighed for a batch: factor %v, want 1 (learnt alone, floored)", got)
 	}
-	f.observe(kind, lz4, false, 0.3, 1, t0) // lz4 weighed from none's 1.65, moved to 0.975
+	f.observe(kind, lz4, false, 0.3, 1, t0)                                     // lz4 weighed from none's 1.65, moved to 0.975
 	f.m[factorKey{kind, codec.IDNone, false}] = factor{0.8, t0.Add(-factorTTL)} // none's forgotten
 	if got := f.get(kind, lz4, false, true, t0); got != 1 {
 		t.Fatalf("lz4 0.975, none unobserved: factor %v, want 1", got)

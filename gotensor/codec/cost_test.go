@@ -169,10 +169,7 @@ func TestAutoPrefersNoneWithinNoise(t *testing.T) {
 	bf16 := weightsBF16(1 << 20)
 	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
 	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
-	t0 := map[ID]float64{}
-	for _, c := range h.Costs(meta, int64(len(bf16)), bf16) {
-		t0[c.Codec.ID()] = c.Write + c.Read
-	}
+	t0 := writeReadTimes(h, meta, bf16)
 	for _, tc := range []struct {
 		share float64 // planes' expected time over none's
 		want  string
@@ -299,10 +296,7 @@ func TestAutoTrustsObservedTimes(t *testing.T) {
 	bf16 := weightsBF16(1 << 20)
 	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
 	h := &Hint{LinkBytesPerSecond: 125e6, LinkLatency: 100e-6, Streamed: true, Speed: fakeSpeeds}
-	t0 := map[ID]float64{}
-	for _, c := range h.Costs(meta, int64(len(bf16)), bf16) {
-		t0[c.Codec.ID()] = c.Write + c.Read
-	}
+	t0 := writeReadTimes(h, meta, bf16)
 	f := 0.92 * t0[IDNone] / t0[IDPlanes]
 	h.Factor = func(c Codec) float64 {
 		if c.ID() == IDPlanes {
@@ -324,4 +318,13 @@ func TestAutoTrustsObservedTimes(t *testing.T) {
 			t.Errorf("planes at 0.92 of none's time, observed %v: %s, want %s", tc.observed, got, tc.want)
 		}
 	}
+}
+
+// writeReadTimes is each candidate's expected write+read time, before factors.
+func writeReadTimes(h *Hint, meta tensor.Meta, raw []byte) map[ID]float64 {
+	t := map[ID]float64{}
+	for _, c := range h.Costs(meta, int64(len(raw)), raw) {
+		t[c.Codec.ID()] = c.Write + c.Read
+	}
+	return t
 }

@@ -149,16 +149,18 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	start := s.now()
 	call := s.calls.begin()
 	var c codec.Codec
-	var expected float64  // "auto"'s expected time for c, on the sample's ratio
-	var model *codec.Hint // else the model before the write, to weigh c with the frame's size
-	var stored int64      // the frame's bytes, once written
-	var chose time.Time   // when the codec was chosen: what the model weighed starts there
+	var expected float64 // "auto"'s expected time for c, on the sample's ratio
+	var teach bool       // else whether c is weighed with the frame's size, over link (and batch)
+	var link Link
+	var batch bool
+	var stored int64    // the frame's bytes, once written
+	var chose time.Time // when the codec was chosen: what the model weighed starts there
 	defer func() {
 		if !s.calls.end(call) || err != nil {
 			return
 		}
-		if model != nil {
-			expected, _, _ = model.Expect(c, int64(len(raw)), stored)
+		if teach {
+			expected, _, _ = s.modelHint(meta, int64(len(raw)), link, batch).Expect(c, int64(len(raw)), stored)
 		}
 		if expected > 0 && s.factors.observe(keyOf(meta, len(raw)), c, false, s.now().Sub(chose).Seconds(), expected, s.now()) {
 			s.choices.drop(meta, len(raw))
@@ -170,7 +172,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	}
 	if spec != codec.Auto && len(raw) >= codec.CodeMin { // smaller writes are ruled by costs per call
 		s.probeOnce(ctx) // what the write teaches is weighed against a measured link, not its seed
-		model = s.modelHint(meta, int64(len(raw)), s.link.estimate(), s.calls.inFlight() > 1)
+		teach, link, batch = true, s.link.estimate(), s.calls.inFlight() > 1
 	}
 	chose = s.now()
 	if s.streams(int64(len(raw))) {

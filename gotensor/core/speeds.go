@@ -153,9 +153,9 @@ func (s *Store) modelHint(meta tensor.Meta, raw int64, l Link, batch bool) *code
 // factorTTL), the write factors stand for the reads too: what slows a
 // codec's writes (its coding taking the CPU moving needs) likely slows
 // its reads; after, reads go by read factors alone, as writes by write
-// factors. On two cores shared with a node on the loopback, say, coding
-// planes while sending takes the CPU the sending needs, and planes'
-// writes take half again what the speeds measured alone promise.
+// factors. Likewise coding planes while sending takes the CPU the
+// sending needs, and planes' writes take half again what the speeds
+// measured alone promise.
 //
 // A codec not yet written with for a kind takes none's factor where none
 // has been written with: what made none's writes take longer than

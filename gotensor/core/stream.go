@@ -60,6 +60,10 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 			}
 		}
 	}()
+	write := w.WriteAt
+	if b, ok := sink.(store.Borrower); ok && b.BorrowsParts() {
+		write = w.WriteAtBorrowed // raw chunks go out from raw itself, which outlives the sink
+	}
 	cs := w.ChunkSize()
 	piece := max(cs, StreamPiece/cs*cs)
 	c0, cok := s.cpu(true)
@@ -70,7 +74,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 		t0 := s.now()
 		b0, bok := s.cpu(false) // coding's CPU is the process's alone
 		done := s.coding(c.ID())
-		err := w.WriteAt(raw[p:min(p+piece, int64(len(raw)))], p)
+		err := write(raw[p:min(p+piece, int64(len(raw)))], p)
 		done()
 		if err != nil {
 			return 0, err
@@ -168,6 +172,13 @@ type rangeSource struct {
 	rr   store.RangeReader
 	key  string
 	size int64
+}
+
+// Recycle gives a decoded range's memory back to the store that lent it.
+func (r rangeSource) Recycle(b []byte) {
+	if rc, ok := r.rr.(store.RangeRecycler); ok {
+		rc.RecycleRange(b)
+	}
 }
 
 func (r rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {

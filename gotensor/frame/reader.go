@@ -18,6 +18,12 @@ type Source interface {
 	ReadRange(ctx context.Context, off, n int64) ([]byte, error)
 }
 
+// Recycler is a Source whose ranges may be handed back once decoded.
+type Recycler interface {
+	// Recycle takes back b, a range ReadRange returned.
+	Recycle(b []byte)
+}
+
 // ErrChanged says a frame was replaced while it was read piece by piece.
 var ErrChanged = errs.New(errs.CorruptData, "frame changed while it was read")
 
@@ -213,6 +219,9 @@ func (r *Reader) decodeSpan(ctx context.Context, sp span, dst []byte, pin parall
 		got, err := r.src.ReadRange(ctx, sp.enc, sp.n)
 		if err != nil {
 			return err
+		}
+		if rc, ok := r.src.(Recycler); ok {
+			defer rc.Recycle(got)
 		}
 		if int64(len(got)) != sp.n {
 			return ErrChanged

@@ -120,6 +120,11 @@ func (w *Writer) RawSize() int64 { return w.h.RawSize }
 // retained.
 func (w *Writer) WriteAt(part []byte, off int64) error { return w.writeAt(part, off, false) }
 
+// WriteAtBorrowed is WriteAt for a part that stays valid and unchanged
+// until whoever takes the frame's chunks (Take) is done with them: chunks
+// stored raw are the part's own bytes, not copies.
+func (w *Writer) WriteAtBorrowed(part []byte, off int64) error { return w.writeAt(part, off, true) }
+
 // writeAt codes part; with retain, chunks stored raw may refer to part
 // until Finish.
 func (w *Writer) writeAt(part []byte, off int64, retain bool) error {

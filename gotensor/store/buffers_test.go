@@ -79,14 +79,14 @@ func TestPartsAssembleInLentMemory(t *testing.T) {
 	s.Delete(ctx, "k") // its memory goes to the pool
 	p := NewParts(1 << 30)
 	p.Add(0, bytes.Repeat([]byte{7}, 1<<20-8))
-	f, err := p.FrameFor([]byte("HEADER!!"), s)
+	f, err := p.FrameIn([]byte("HEADER!!"), s)
 	if err != nil || &f[0] != &old[0] || string(f[:8]) != "HEADER!!" || f[len(f)-1] != 7 {
 		t.Fatalf("frame not assembled in lent memory (%v)", err)
 	}
 	q := NewParts(1 << 30)
 	q.Add(0, []byte("a"))
 	q.Add(2, []byte("b"))
-	if _, err := q.FrameFor(nil, s); err == nil {
+	if _, err := q.FrameIn(nil, s); err == nil {
 		t.Fatal("a gap was accepted")
 	}
 }

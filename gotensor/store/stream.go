@@ -16,6 +16,15 @@ type RangeReader interface {
 	GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error)
 }
 
+// RangeRecycler is a RangeReader whose ranges may be handed back once
+// read (decoded, copied out), for the memory of later ones: a reader that
+// would otherwise make garbage of a whole frame per read.
+type RangeRecycler interface {
+	// RecycleRange takes back b, a range GetRange returned; nothing may
+	// use b afterwards.
+	RecycleRange(b []byte)
+}
+
 // StreamWriter is a store that takes a frame in parts, so a writer sends
 // the first chunks of a large tensor while later ones are being encoded.
 type StreamWriter interface {
@@ -64,6 +73,13 @@ type PartSink interface {
 	Abort()
 }
 
+// Borrower is a PartSink done with every part once Commit or Abort has
+// returned, so a writer may hand it the caller's own memory (a tensor's
+// raw chunks) rather than copies.
+type Borrower interface {
+	BorrowsParts() bool
+}
+
 // Parts assembles a frame from parts: the same checks every store makes
 // before a streamed frame becomes visible.
 type Parts struct {
@@ -100,11 +116,11 @@ func (p *Parts) Size() int64 {
 
 // Frame returns header followed by the parts, which must tile the payload
 // without gap or overlap.
-func (p *Parts) Frame(header []byte) ([]byte, error) { return p.FrameFor(header, nil) }
+func (p *Parts) Frame(header []byte) ([]byte, error) { return p.FrameIn(header, nil) }
 
-// FrameFor is Frame built in memory st lends (see Lender), when st is a
-// store that recycles frames; the frame is then meant for st.Put.
-func (p *Parts) FrameFor(header []byte, st Store) ([]byte, error) {
+// FrameIn is Frame built in memory l lends (nil: new memory); the frame is
+// then meant for a Put to the store that is l.
+func (p *Parts) FrameIn(header []byte, l Lender) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	offs := make([]int64, 0, len(p.parts))
@@ -121,7 +137,7 @@ func (p *Parts) FrameFor(header []byte, st Store) ([]byte, error) {
 	}
 	size := int(int64(len(header)) + p.size)
 	var out []byte
-	if l, ok := st.(Lender); ok {
+	if l != nil {
 		out = l.LendFrame(size) // every byte is written below: not zeroed first
 	} else {
 		out = make([]byte, size)
@@ -149,13 +165,16 @@ func BufferedStream(ctx context.Context, st Store, key string) PartSink {
 
 func (b *bufferedSink) WritePart(off int64, part []byte) error { return b.parts.Add(off, part) }
 
+// BorrowsParts: Commit copies the parts into the frame, Abort drops them.
+func (b *bufferedSink) BorrowsParts() bool { return true }
+
 func (b *bufferedSink) Commit(header []byte) error {
-	f, err := b.parts.FrameFor(header, b.st)
+	l, _ := b.st.(Lender)
+	f, err := b.parts.FrameIn(header, l)
 	if err != nil {
 		return err
 	}
-	err = b.st.Put(b.ctx, b.key, f)
-	if l, ok := b.st.(Lender); ok && err != nil {
+	if err = b.st.Put(b.ctx, b.key, f); err != nil && l != nil {
 		l.ReturnFrame(f)
 	}
 	return err
@@ -165,18 +184,39 @@ func (b *bufferedSink) Abort() { b.parts = NewParts(0) }
 
 // ReadRange serves GetRange from any store.
 func ReadRange(ctx context.Context, st Store, key string, off, n int64) ([]byte, int64, error) {
+	b, size, release, err := LeaseRange(ctx, st, key, off, n)
+	if err == nil && release != nil {
+		b = append([]byte(nil), b...) // the lease ends here
+		release()
+	}
+	return b, size, err
+}
+
+// LeaseRange is ReadRange in place: a Leaser's frame stays leased until
+// release (nil: nothing to release) is called, so its memory is not given
+// up for good to one range read (as a Get's is).
+func LeaseRange(ctx context.Context, st Store, key string, off, n int64) (b []byte, size int64, release func(), err error) {
 	if rr, ok := st.(RangeReader); ok {
-		return rr.GetRange(ctx, key, off, n)
+		b, size, err = rr.GetRange(ctx, key, off, n)
+		return b, size, nil, err
 	}
-	f, err := st.Get(ctx, key)
+	var f []byte
+	if l, ok := st.(Leaser); ok {
+		f, release, err = l.Lease(ctx, key)
+	} else {
+		f, err = st.Get(ctx, key)
+	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
-	size := int64(len(f))
+	size = int64(len(f))
 	if off < 0 || n < 0 || off > size {
-		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
+		if release != nil {
+			release()
+		}
+		return nil, 0, nil, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
 	}
-	return f[off:min(size, off+n)], size, nil
+	return f[off:min(size, off+n)], size, release, nil
 }
 
 // GetRange and PutStream route a sharded store's streams to the key's node.

@@ -49,6 +49,16 @@ func (p *Bytes) Get(n int) []byte {
 	return make([]byte, n)
 }
 
+// GetRounded is Get for buffers of varied sizes that come and go: a new
+// one has the capacity of its whole size class (the next power of two),
+// so once given back it fits any later request of that class.
+func (p *Bytes) GetRounded(n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	return p.Get(1 << bits.Len(uint(n-1)))[:n]
+}
+
 // Put offers b for reuse; it is dropped when the pool is at its bounds.
 // The caller must not touch b afterwards.
 func (p *Bytes) Put(b []byte) {

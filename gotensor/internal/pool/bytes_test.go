@@ -42,3 +42,16 @@ func TestBoundedPoolDropsLargeObjects(t *testing.T) {
 		t.Fatal("an object within the bound was dropped")
 	}
 }
+
+// A rounded buffer, given back, fits any later request of its size class.
+func TestGetRoundedFitsItsClass(t *testing.T) {
+	p := NewBytes(64<<20, 4)
+	b := p.GetRounded(5<<20 + 3)
+	if len(b) != 5<<20+3 || cap(b) != 8<<20 {
+		t.Fatalf("len %d cap %d, want cap 8 MiB", len(b), cap(b))
+	}
+	p.Put(b)
+	if c := p.GetRounded(7 << 20); &c[0] != &b[0] {
+		t.Fatal("a larger request of the class got new memory")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
@@ -27,6 +28,30 @@ func (c *Client) Streams() bool {
 		return !l.OneSided()
 	}
 	return true
+}
+
+// ranges is the memory ranges of frames are received into, given back by
+// the reader once decoded (RecycleRange), so a large read does not make a
+// frame's worth of garbage: ranges are a piece each, of a few sizes.
+var ranges = pool.NewBytes(128<<20, 64)
+
+// RangeBuffer is where a get-range response's payload of n bytes lands
+// (a transport's receive path calls it); others get new memory.
+func RangeBuffer(m *wire.Message, n uint64) []byte {
+	if m.Op == wire.OpGetRange && n >= minRecycled {
+		return ranges.GetRounded(int(n))
+	}
+	return make([]byte, n)
+}
+
+// minRecycled is the least range worth recycling.
+const minRecycled = 64 << 10
+
+// RecycleRange takes back a range GetRange returned (see store.RangeRecycler).
+func (c *Client) RecycleRange(b []byte) {
+	if cap(b) >= minRecycled {
+		ranges.Put(b)
+	}
 }
 
 // GetRange fetches bytes [off, off+n) of the frame under key.
@@ -65,6 +90,17 @@ type partSink struct {
 	mu  sync.Mutex
 	err error
 	end sync.Once // gives the upload slot back
+}
+
+// InCall is a Link done with a request's payload when Do returns, however
+// it returns (its send is part of the call).
+type InCall interface{ SendsInCall() bool }
+
+// BorrowsParts: Commit and Abort wait for every part's Do, and a link
+// that sends in the call is done with the part by then.
+func (p *partSink) BorrowsParts() bool {
+	l, ok := p.c.link.(InCall)
+	return ok && l.SendsInCall()
 }
 
 func (p *partSink) release() { p.end.Do(func() { <-p.c.uploads }) }

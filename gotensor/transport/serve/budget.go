@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
@@ -25,6 +26,7 @@ type Budget struct {
 	stored   func() int64
 	size     func(key string) int64 // of the frame under key (0: none)
 	lender   store.Lender           // nil: payloads get new memory
+	parts    *pool.Bytes            // streamed parts' memory, back from their commit
 	mu       sync.Mutex
 	held     int64
 }
@@ -32,10 +34,15 @@ type Budget struct {
 // Prealloc bounds what an unbounded node allocates ahead of the bytes.
 const Prealloc = 4 << 30
 
+// PartsPooled bounds the idle memory of streamed parts a node keeps: a
+// part is copied into its frame at the commit, and its memory goes to the
+// next upload's parts rather than to the garbage collector.
+const PartsPooled = 256 << 20
+
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
 	lender, _ := st.(store.Lender)
-	return &Budget{capacity: capacity, lender: lender, stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
+	return &Budget{capacity: capacity, lender: lender, parts: pool.NewBytes(PartsPooled, 64), stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
 		_, n, err := st.Head(context.Background(), key, 0)
 		if err != nil {
 			return 0
@@ -108,10 +115,15 @@ func (b *Budget) Alloc(m *wire.Message, n uint64) ([]byte, error) {
 // frame (a put, also one-sided) lands in memory the store lends (a dropped
 // frame's, see store.Lender), so a node that replaces frames reuses their
 // memory instead of making garbage of each; m.Lent then hands it back if
-// the store refuses the frame. Other payloads get new memory.
+// the store refuses the frame. A streamed part lands in the memory of
+// parts already committed (see Uploads). Other payloads get new memory.
+// Every byte is written: none is zeroed first.
 func (b *Budget) Buffer(m *wire.Message, n uint64) []byte {
-	if m.Lent = b.Lent(m); m.Lent != nil {
-		return b.lender.LendFrame(int(n))[:n] // every byte is written: not zeroed first
+	switch m.Lent = b.Lent(m); {
+	case m.Op == wire.OpPutPart:
+		return b.parts.GetRounded(int(n))
+	case m.Lent != nil:
+		return b.lender.LendFrame(int(n))[:n]
 	}
 	return make([]byte, n)
 }
@@ -119,7 +131,10 @@ func (b *Budget) Buffer(m *wire.Message, n uint64) []byte {
 // Lent is what takes back the buffer Buffer gives m's payload (nil: new
 // memory, the garbage collector's), for a receiver that rebuilds m.
 func (b *Budget) Lent(m *wire.Message) func([]byte) {
-	if b.lender != nil && (m.Op == wire.OpPut || m.Op == wire.OpPutRMA) {
+	switch {
+	case m.Op == wire.OpPutPart:
+		return b.parts.Put
+	case b.lender != nil && (m.Op == wire.OpPut || m.Op == wire.OpPutRMA):
 		return b.lender.ReturnFrame
 	}
 	return nil

@@ -65,11 +65,11 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 		if len(m.Payload) != 8 {
 			return fail(wire.Protocol("get-range wants an 8-byte length"))
 		}
-		b, size, err := store.ReadRange(ctx, st, m.Key, int64(m.Arg), int64(binary.LittleEndian.Uint64(m.Payload)))
+		b, size, release, err := store.LeaseRange(ctx, st, m.Key, int64(m.Arg), int64(binary.LittleEndian.Uint64(m.Payload)))
 		if err != nil {
 			return fail(err)
 		}
-		resp.Payload, resp.Arg = b, uint64(size)
+		resp.Payload, resp.Arg, resp.Release = b, uint64(size), release
 	case wire.OpSplice:
 		old, header, n, data, err := wire.ParseSplice(m.Payload)
 		if err != nil {

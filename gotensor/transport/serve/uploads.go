@@ -12,30 +12,45 @@ import (
 // Streamed frames. A client sends a large frame's payload in parts as they
 // are encoded, then its header; the server assembles the frame and stores
 // it only at commit, so a lost connection leaves nothing behind. Parts hold
-// their share of the node's budget from arrival to commit.
+// their share of the node's budget from arrival to commit. The frame is
+// assembled in memory the store lends, and the parts' memory, once copied
+// into it, goes back to the budget for the next upload's parts.
 
 // Uploads are one connection's streamed writes in progress.
 type Uploads struct {
-	mu    sync.Mutex
-	open  map[string]*upload
-	limit uint64
+	mu     sync.Mutex
+	open   map[string]*upload
+	limit  uint64
+	budget *Budget
 }
 
 type upload struct {
 	parts    *store.Parts
 	releases []func()
+	lent     [][]byte     // parts' buffers, to give back once copied or dropped
+	giveBack func([]byte) // where they go
 }
 
 func (u *upload) release() {
+	u.recycle()
 	for _, r := range u.releases {
 		r()
 	}
 	u.releases = nil
 }
 
-// NewUploads keeps uploads of frames of at most limit bytes.
-func NewUploads(limit uint64) *Uploads {
-	return &Uploads{open: map[string]*upload{}, limit: limit}
+// recycle gives the parts' buffers back; the parts must no longer be used.
+func (u *upload) recycle() {
+	for _, b := range u.lent {
+		u.giveBack(b)
+	}
+	u.lent = nil
+}
+
+// NewUploads keeps uploads of frames of at most limit bytes, received
+// within budget.
+func NewUploads(limit uint64, budget *Budget) *Uploads {
+	return &Uploads{open: map[string]*upload{}, limit: limit, budget: budget}
 }
 
 // Handle serves put-part and put-abort, and turns put-commit into the put
@@ -71,7 +86,13 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		}
 		if err := up.parts.Add(int64(m.Arg), m.Payload); err != nil {
 			u.dropLocked(m.Key)
+			if m.Lent != nil {
+				m.Lent(m.Payload)
+			}
 			return wire.Fail(m, err)
+		}
+		if m.Lent != nil {
+			up.lent, up.giveBack = append(up.lent, m.Payload), m.Lent
 		}
 		return wire.Reply(m)
 	case wire.OpPutAbort:
@@ -82,12 +103,13 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		if up == nil {
 			return wire.Fail(m, errs.New(errs.InvalidArgument, "commit of %q without parts", m.Key))
 		}
-		f, err := commit(up.parts, m.Payload)
+		f, err := commit(up.parts, m.Payload, u.lender())
+		up.recycle() // copied into f, or dropped
 		if err != nil {
 			up.release()
 			return wire.Fail(m, err)
 		}
-		m.Op, m.Payload = wire.OpPut, f
+		m.Op, m.Payload, m.Lent = wire.OpPut, f, u.lender().ReturnFrame
 		prev := m.Release
 		m.Release = func() {
 			up.release()
@@ -100,8 +122,23 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 	return wire.Fail(m, errs.New(errs.Internal, "not a streamed-write op"))
 }
 
-// commit assembles the frame once the parts tile the payload hdr announces.
-func commit(p *store.Parts, hdr []byte) ([]byte, error) {
+// lender lends the memory frames are assembled in (nil: new memory).
+func (u *Uploads) lender() store.Lender {
+	if u.budget == nil || u.budget.lender == nil {
+		return heapLender{}
+	}
+	return u.budget.lender
+}
+
+// heapLender is new memory, for a store that does not recycle frames.
+type heapLender struct{}
+
+func (heapLender) LendFrame(n int) []byte { return make([]byte, n) }
+func (heapLender) ReturnFrame([]byte)     {}
+
+// commit assembles the frame in memory l lends once the parts tile the
+// payload hdr announces.
+func commit(p *store.Parts, hdr []byte, l store.Lender) ([]byte, error) {
 	h, err := frame.ParseHeader(hdr, frame.Limits{MaxRawBytes: 1 << 62})
 	if err != nil {
 		return nil, err
@@ -112,7 +149,7 @@ func commit(p *store.Parts, hdr []byte) ([]byte, error) {
 	if got, want := p.Size(), h.PayloadSize(); got != want {
 		return nil, errs.New(errs.CorruptData, "streamed frame has %d payload bytes, its header says %d", got, want)
 	}
-	return p.Frame(hdr) // refuses gaps and overlaps
+	return p.FrameIn(hdr, l) // refuses gaps and overlaps
 }
 
 func (u *Uploads) drop(key string) {

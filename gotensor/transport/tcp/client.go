@@ -137,6 +137,10 @@ func (l *link) connect() (*conn, error) {
 	return cc, nil
 }
 
+// rangeOrWhole allocates every payload whole, a range of a frame in
+// memory the reader gives back (see remote.RangeBuffer).
+func rangeOrWhole(m *wire.Message, n uint64) ([]byte, error) { return remote.RangeBuffer(m, n), nil }
+
 func (cc *conn) readLoop() {
 	defer func() {
 		if r := recover(); r != nil {
@@ -145,7 +149,7 @@ func (cc *conn) readLoop() {
 	}()
 	r := wire.NewReader(bufio.NewReaderSize(cc.c, 256<<10))
 	for {
-		m, err := r.Read(wire.DefaultMaxMessage, wire.Whole)
+		m, err := r.Read(wire.DefaultMaxMessage, rangeOrWhole)
 		if err != nil {
 			cc.fail(err)
 			return
@@ -240,6 +244,10 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	}
 	return remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr, lost, func() { cc.forget(m.ID) })
 }
+
+// SendsInCall: Do writes the whole request itself, cut short on a
+// cancel, before it waits (see remote.InCall).
+func (l *link) SendsInCall() bool { return true }
 
 func (l *link) Close() {
 	l.mu.Lock()

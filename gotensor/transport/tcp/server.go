@@ -93,7 +93,7 @@ func (s *Server) Close() error {
 const inlineMax = 256 << 10
 
 func (s *Server) serveConn(c net.Conn) {
-	ups := serve.NewUploads(s.cfg.MaxMessage)
+	ups := serve.NewUploads(s.cfg.MaxMessage, s.cfg.Budget)
 	var inflight sync.WaitGroup
 	defer func() {
 		if r := recover(); r != nil {

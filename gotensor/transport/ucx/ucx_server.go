@@ -163,7 +163,7 @@ func (s *Server) onConn(req C.ucp_conn_request_h) {
 		s.cfg.Logf("gotensor serve: ucx accept: %v", ucxStatus("accept", rc))
 		return
 	}
-	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: serve.NewUploads(s.cfg.MaxMessage)}
+	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: serve.NewUploads(s.cfg.MaxMessage, s.cfg.Budget)}
 }
 
 func (s *Server) onEpError(ep C.ucp_ep_h, status C.int) {

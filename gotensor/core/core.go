@@ -368,7 +368,15 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.fetched(key, b, int64(len(b)))
+	f, err := s.fetched(key, b, int64(len(b)))
+	if rc, ok := s.st.(store.RangeRecycler); ok { // the frame is ours alone: its memory serves the next
+		if err != nil {
+			rc.RecycleRange(b)
+			return nil, err
+		}
+		f.release = func() { rc.RecycleRange(b) }
+	}
+	return f, err
 }
 
 // moved ends a transfer begun (link.begin) at start that brought n bytes

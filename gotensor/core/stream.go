@@ -162,7 +162,11 @@ func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key str
 		return nil, wrapKey(err, key)
 	}
 	s.stats.read(size, 0)
-	return &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}, nil
+	f := &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}
+	if rc, ok := rr.(store.RangeRecycler); ok { // the first piece is ours alone: its memory serves the next
+		f.release = func() { rc.RecycleRange(first) }
+	}
+	return f, nil
 }
 
 // rangeSource serves a frame's ranges from a store, noticing when the

@@ -20,8 +20,8 @@ type RangeReader interface {
 // read (decoded, copied out), for the memory of later ones: a reader that
 // would otherwise make garbage of a whole frame per read.
 type RangeRecycler interface {
-	// RecycleRange takes back b, a range GetRange returned; nothing may
-	// use b afterwards.
+	// RecycleRange takes back b, a range GetRange (or a frame Get)
+	// returned; nothing may use b afterwards.
 	RecycleRange(b []byte)
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -82,12 +83,15 @@ type Client struct {
 	url     string
 	link    Link
 	uploads chan struct{} // one slot per streamed write open on the link (wire.MaxUploads)
+	lent    sync.Map      // *byte: the frames LendFrame lent and Put has not sent
 }
 
 var _ interface {
 	store.Store
 	store.Streamer
 	store.Splicer
+	store.Lender
+	store.RangeRecycler
 } = (*Client)(nil)
 
 // New is the store at url over link.
@@ -129,6 +133,9 @@ func (c *Client) aboutKey(err error, key string) error {
 
 func (c *Client) Put(ctx context.Context, key string, frame []byte) error {
 	_, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPut}, Key: key, Payload: frame})
+	if err == nil {
+		c.recycleLent(frame) // sent: a refused frame goes back through ReturnFrame
+	}
 	return err
 }
 

@@ -35,10 +35,11 @@ func (c *Client) Streams() bool {
 // frame's worth of garbage: ranges are a piece each, of a few sizes.
 var ranges = pool.NewBytes(128<<20, 64)
 
-// RangeBuffer is where a get-range response's payload of n bytes lands
-// (a transport's receive path calls it); others get new memory.
+// RangeBuffer is where the payload of n bytes of a response carrying frame
+// bytes (get-range, get) lands (a transport's receive path calls it);
+// others get new memory.
 func RangeBuffer(m *wire.Message, n uint64) []byte {
-	if m.Op == wire.OpGetRange && n >= minRecycled {
+	if (m.Op == wire.OpGetRange || m.Op == wire.OpGet) && n >= minRecycled {
 		return ranges.GetRounded(int(n))
 	}
 	return make([]byte, n)
@@ -47,9 +48,36 @@ func RangeBuffer(m *wire.Message, n uint64) []byte {
 // minRecycled is the least range worth recycling.
 const minRecycled = 64 << 10
 
-// RecycleRange takes back a range GetRange returned (see store.RangeRecycler).
+// RecycleRange takes back a range GetRange returned, or a frame Get did
+// (see store.RangeRecycler).
 func (c *Client) RecycleRange(b []byte) {
 	if cap(b) >= minRecycled {
+		ranges.Put(b)
+	}
+}
+
+// LendFrame lends memory for a whole frame about to be Put (see
+// store.Lender) over a link that sends in the call: Put gives it back once
+// sent, for the next frame or range. Over others it is new memory.
+func (c *Client) LendFrame(n int) []byte {
+	if l, ok := c.link.(InCall); !ok || !l.SendsInCall() || n < minRecycled {
+		return make([]byte, n)
+	}
+	b := ranges.GetRounded(n)
+	c.lent.Store(&b[0], struct{}{})
+	return b
+}
+
+// ReturnFrame takes back a frame LendFrame lent that was not Put.
+func (c *Client) ReturnFrame(b []byte) { c.recycleLent(b) }
+
+// recycleLent gives b back if it is a frame LendFrame lent; any other
+// memory (a caller's own frame) is left alone.
+func (c *Client) recycleLent(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	if _, ok := c.lent.LoadAndDelete(&b[:1][0]); ok {
 		ranges.Put(b)
 	}
 }

@@ -51,6 +51,23 @@ type Codec interface {
 	Decode(dst, src []byte, in Info, aux uint32) error
 }
 
+// Bounded codecs say how large a dst Encode needs to code into it rather
+// than into new memory.
+type Bounded interface {
+	// EncodeBound is the least capacity of dst that Encode of n raw bytes
+	// uses as it is.
+	EncodeBound(n int, in Info) int
+}
+
+// EncodeRoom is the room to give Encode of n raw bytes: its bound, when
+// the codec has one, else n (a coded chunk is kept only when smaller).
+func EncodeRoom(c Codec, n int, in Info) int {
+	if b, ok := c.(Bounded); ok {
+		return max(n, b.EncodeBound(n, in))
+	}
+	return n
+}
+
 // Lossy codecs decode to an approximation of the input.
 type Lossy interface{ Lossy() bool }
 

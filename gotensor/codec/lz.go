@@ -35,6 +35,8 @@ func (lz4Block) Supports(tensor.DType) bool { return true }
 
 var lz4Compressors = sync.Pool{New: func() any { return new(lz4.Compressor) }}
 
+func (lz4Block) EncodeBound(n int, _ Info) int { return lz4.CompressBlockBound(n) }
+
 func (lz4Block) Encode(dst, src []byte, _ Info) ([]byte, uint32, error) {
 	bound := lz4.CompressBlockBound(len(src))
 	if cap(dst) < bound {

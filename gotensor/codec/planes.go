@@ -88,6 +88,15 @@ func (ps *planeScratch) planes(k, n int) [][]byte {
 	return ps.plane[:k]
 }
 
+func (planes) EncodeBound(n int, in Info) int {
+	k, _ := layout(in.Meta.DType)
+	return planesBound(k, n/k)
+}
+
+// planesBound is the worst case of n elements of k bytes: every coded
+// block stored raw behind its 4-byte header.
+func planesBound(k, n int) int { return 1 + k + k*n + 4*k*((n+planeBlock-1)/planeBlock) }
+
 func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 	k, rot := layout(in.Meta.DType)
 	if len(src)%k != 0 {
@@ -105,8 +114,7 @@ func (planes) Encode(dst, src []byte, in Info) ([]byte, uint32, error) {
 			raw++
 		}
 	}
-	// worst case: every coded block stored raw behind its 4-byte header
-	bound := 1 + k + k*n + 4*k*((n+planeBlock-1)/planeBlock)
+	bound := planesBound(k, n)
 	if cap(dst) < bound {
 		dst = make([]byte, 0, bound)
 	}

@@ -43,7 +43,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	if err != nil {
 		return 0, err
 	}
-	defer w.Abort()
+	defer w.Abort() // after the sink's Commit or Abort (deferred below): the parts it was handed are the writer's scratch
 	sink, err := sw.PutStream(ctx, key)
 	if err != nil {
 		return 0, err

@@ -33,7 +33,8 @@ const slabBytes = 8 << 20
 // A Writer made with an Alloc builds the frame in one buffer (Finish); a
 // codec-none frame is laid out up front and each chunk is copied into
 // place and checksummed while in cache. A Writer without one hands the
-// coded chunks out in order as they are ready (Take), then the header.
+// coded chunks out in order as they are ready (Take), then the header;
+// Abort then gives its scratch back.
 type Writer struct {
 	h     *Header
 	c     codec.Codec
@@ -193,9 +194,9 @@ func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
 	if w.whole {
 		return w.encodeInPlace(src)
 	}
-	var room []byte // scratch for the chunk, when the frame is built whole
-	if w.alloc != nil {
-		room = w.carve(len(src))
+	var room []byte // scratch for the chunk, held until the writer is released (Finish, Abort)
+	if !retain || w.c.ID() != codec.IDNone {
+		room = w.carve(codec.EncodeRoom(w.c, len(src), w.in))
 	}
 	if w.c.ID() != codec.IDNone {
 		out, aux, err := w.c.Encode(room, src, w.in)
@@ -216,10 +217,7 @@ func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
 		w.enc[i] = src
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: crc32c(src)}
 	default:
-		dst := room
-		if dst == nil {
-			dst = make([]byte, len(src))
-		}
+		dst := room[:len(src)]
 		w.settle(room, len(src))
 		w.enc[i] = dst
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}
@@ -234,18 +232,18 @@ func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
 // again as the frame (what a pool's buffer of about the frame's size may
 // hold anyway); a chunk coded smaller is copied into a frame of its size.
 func (w *Writer) encodeInPlace(src []byte) error {
-	hs := w.h.Size()
-	if cap(w.out) < hs+len(src) { // not already there from a failed try
-		w.out = w.alloc.Get(hs + len(src))
+	hs, n := w.h.Size(), codec.EncodeRoom(w.c, len(src), w.in)
+	if cap(w.out) < hs+n { // not already there from a failed try
+		w.out = w.alloc.Get(hs + n)
 	}
-	room := w.out[hs : hs+len(src) : hs+len(src)]
+	room := w.out[hs : hs+n : hs+n]
 	out, aux, err := w.c.Encode(room, src, w.in)
 	if err != nil {
 		return err
 	}
 	if !keepCoded(out, src) { // stored raw
-		w.enc[0] = room
-		w.h.Chunks[0] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(room, src)}
+		w.enc[0] = room[:len(src)]
+		w.h.Chunks[0] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(room[:len(src)], src)}
 		return nil
 	}
 	switch {
@@ -384,7 +382,10 @@ func (w *Writer) Finish() ([]byte, error) {
 
 // Take returns the encoded chunks that follow the ones already taken, in
 // order, as far as they are ready: a streamed write sends the payload while
-// later chunks are still being coded. The caller owns taken chunks.
+// later chunks are still being coded. Taken chunks are the writer's
+// scratch (or, for WriteAtBorrowed, the part's bytes): they stay valid
+// until Abort, which gives the scratch back, so whoever they are handed to
+// must be done with them first.
 func (w *Writer) Take() [][]byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()

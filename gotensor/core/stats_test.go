@@ -218,7 +218,7 @@ func TestLinkEstimateCountsOverlapOnce(t *testing.T) {
 	e := newLinkEstimate("tcp://x:1", clock.now)
 	var got []fitSums
 	for _, overlap := range []bool{false, true} {
-		e.fit = [2]fitSums{}
+		e.fit = [2][2]fitSums{}
 		a := e.begin()
 		clock.advance(time.Second)
 		if overlap {
@@ -231,7 +231,7 @@ func TestLinkEstimateCountsOverlapOnce(t *testing.T) {
 			clock.advance(2 * time.Second)
 			e.end(toStore, 2<<20, a)
 		}
-		got = append(got, e.fit[toStore])
+		got = append(got, e.fit[toStore][1])
 	}
 	if got[0] != got[1] || math.Abs(got[0].t-linkWeight*3) > 1e-9 || got[0].n != linkWeight*(2<<20) {
 		t.Fatalf("alone %+v, overlapping %+v", got[0], got[1])
@@ -363,5 +363,62 @@ func TestFactorsOfCodingNoLessThanNone(t *testing.T) {
 	f.observe(kind, planes, false, 3.25, 1, t0) // slower than expected: its own, 2
 	if got := f.get(kind, planes, false, true, t0); got != 2 {
 		t.Fatalf("planes slower than expected: factor %v, want its own 2", got)
+	}
+}
+
+// A store's first transfers run slower than its later ones (a node's fresh
+// memory, a cold heap): the estimate must reach the link's rate within a
+// few transfers once they speed up, and still follow a link that truly
+// slows down.
+func TestLinkEstimateRecoversFromAColdStart(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	e := newLinkEstimate("tcp://x:1", clock.now)
+	const n = 45 << 20
+	move := func(rate float64) {
+		start := e.begin()
+		clock.advance(time.Duration(float64(n) / rate * 1e9))
+		e.end(toStore, n, start)
+	}
+	e.reseed(32<<20, 112*time.Millisecond, 100*time.Microsecond, -1) // a cold probe: 300 MB/s
+	move(250e6)
+	move(300e6) // two cold writes
+	const fast = 1.1e9
+	for range 5 {
+		move(fast)
+	}
+	rate := func() float64 { return n / e.expected(toStore, n) } // what the fit gives a transfer of n
+	if got := rate(); got < 0.9*fast {
+		t.Fatalf("after 5 transfers at %.3g B/s the estimate is %.3g", fast, got)
+	}
+	const slow = 400e6 // the link now carries less
+	for range 25 {
+		move(slow)
+	}
+	if got := rate(); math.Abs(got/slow-1) > 0.1 {
+		t.Fatalf("after 25 transfers at %.3g B/s the estimate is %.3g", slow, got)
+	}
+}
+
+// Round trips that move nothing (stats, deletes, small tensors) must not
+// decay the bulk transfers away: after many of them the rate is still the
+// one bulk transfers showed, and their latency is learnt.
+func TestLinkEstimateKeepsTheRateThroughRoundTrips(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(0, 0)}
+	e := newLinkEstimate("tcp://x:1", clock.now) // seeded 1.25 GB/s, 100 us
+	const rate, rtt = 400e6, 300 * time.Microsecond
+	const n = 8 << 20
+	for range 20 {
+		start := e.begin()
+		clock.advance(rtt + time.Duration(float64(n)/rate*1e9))
+		e.end(fromStore, n, start)
+	}
+	for range 300 {
+		start := e.begin()
+		clock.advance(rtt)
+		e.end(fromStore, 0, start)
+	}
+	l := e.estimate()
+	if math.Abs(l.ReadBytesPerSecond/rate-1) > 0.05 || math.Abs(l.ReadLatencySeconds/rtt.Seconds()-1) > 0.2 {
+		t.Fatalf("reads fitted %.3g B/s + %.3g s, want %.3g + %.3g", l.ReadBytesPerSecond, l.ReadLatencySeconds, rate, rtt.Seconds())
 	}
 }

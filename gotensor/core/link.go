@@ -42,8 +42,7 @@ type Link struct {
 // later ones in a 25 Gbit/s namespace; at linkWeight alone the estimate
 // was still at 0.57x the link's rate five transfers after (at least 0.9x
 // now), and "auto" weighed planes against reads a third as fast as they
-// were. A link that truly slows is still
-// followed, at linkWeight.
+// were. A link that truly slows is still followed, at linkWeight.
 const (
 	linkWeight       = 0.1
 	linkWeightFaster = 0.5
@@ -75,6 +74,10 @@ func (f *fitSums) add(w, n, t float64) {
 	f.nn += w * n * n
 	f.t += w * t
 	f.nt += w * n * t
+}
+
+func (f *fitSums) plus(g fitSums) {
+	f.w, f.n, f.nn, f.t, f.nt = f.w+g.w, f.n+g.n, f.nn+g.nn, f.t+g.t, f.nt+g.nt
 }
 
 func (f *fitSums) scale(k float64) {
@@ -129,9 +132,9 @@ type linkEstimate struct {
 	l       Link
 	now     func() time.Time
 	fit     [2][2]fitSums // decayed samples, by direction and size (sizeOf)
-	prior   fitSums    // the seed's points, weighted linkPrior
-	active  int        // transfers in flight
-	coding  int        // codings in flight
+	prior   fitSums       // the seed's points, weighted linkPrior
+	active  int           // transfers in flight
+	coding  int           // codings in flight
 	since   time.Time
 	bytes   [2]int64 // moved in the current busy period, by direction
 	tainted bool     // the current busy period overlapped coding, or a transfer not to count
@@ -174,7 +177,7 @@ func sizeOf(n float64) int {
 func (e *linkEstimate) solve(d direction) {
 	s := e.prior
 	for _, f := range e.fit[d] {
-		s.w, s.n, s.nn, s.t, s.nt = s.w+f.w, s.n+f.n, s.nn+f.nn, s.t+f.t, s.nt+f.nt
+		s.plus(f)
 	}
 	a, b := s.line()
 	if b <= 0 {

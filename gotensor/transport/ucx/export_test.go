@@ -47,3 +47,11 @@ func DialUnauthenticated(t testing.TB, addr, tls string) *remote.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// OpsInFlight counts the operations c's worker has handed UCX and not seen
+// complete (sends, receives).
+func OpsInFlight(c *remote.Client) (n int) {
+	l := c.Link().(*ucxLink)
+	l.w.call(func() { n = len(l.w.ops) })
+	return n
+}

@@ -269,7 +269,12 @@ func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]
 		l.onBadAM(ep, wire.Protocol("payload of %d bytes exceeds the limit of %d", n, uint64(wire.DefaultMaxMessage)))
 		return nil, nil, false
 	}
-	return make([]byte, n), func() {}, true
+	h, err := wire.ParseAMHeader(hdr, n, wire.DefaultMaxMessage)
+	if err != nil {
+		l.onBadAM(ep, err)
+		return nil, nil, false
+	}
+	return remote.RangeBuffer(h, n), func() {}, true // frame bytes land in memory the reader gives back
 }
 
 func (l *ucxLink) Close() {
@@ -307,31 +312,64 @@ func (l *ucxLink) Do(ctx context.Context, m *wire.Message) (*wire.Message, error
 	return l.roundTrip(ctx, m)
 }
 
-// roundTrip sends one request and waits for its response.
+// roundTrip sends one request and waits for its response, and for UCX to be
+// done with its payload (see SendsInCall).
 func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	cc, err := l.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	ch := make(chan *wire.Message, 1)
+	sent := make(chan struct{}) // closed once UCX no longer reads m.Payload
 	ok := l.w.run(func() {
 		if l.isDead(cc) {
+			close(sent)
 			return
 		}
 		l.nextID++
 		m.ID = l.nextID
 		cc.pending[m.ID] = ch
-		l.w.send(cc.ep, C.GT_AM_MSG, wire.AMHeader(m, len(m.Payload)), m.Payload, l.sendFailed(cc))
+		failed := l.sendFailed(cc)
+		l.w.send(cc.ep, C.GT_AM_MSG, wire.AMHeader(m, len(m.Payload)), m.Payload, func(status C.int) {
+			close(sent)
+			failed(status)
+		})
 	})
 	if !ok {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
 	timer := time.NewTimer(l.opts.Timeout)
 	defer timer.Stop()
-	return remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr,
+	resp, err := remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr,
 		func() error { return l.unavailable(cc.err) },
 		func() { l.w.run(func() { delete(cc.pending, m.ID) }) })
+	l.awaitSent(cc, sent, err)
+	return resp, err
 }
+
+// awaitSent returns once UCX is done with a request's payload (sent is
+// closed). A call that ends while its payload is still going out (a cancel,
+// a timeout) ends the connection, as cutting a tcp request short does: a
+// forced close completes the send, cancelled.
+func (l *ucxLink) awaitSent(cc *ucxConn, sent chan struct{}, err error) {
+	select {
+	case <-sent:
+		return
+	default:
+	}
+	if err != nil {
+		l.w.run(func() { l.fail(cc, errs.Wrap(errs.Unavailable, err, "request cut short")) })
+	}
+	select {
+	case <-sent:
+	case <-l.w.done: // the worker is gone, and with it every operation (destroy ends them)
+	}
+}
+
+// SendsInCall: Do returns once UCX is done with the request's payload, so
+// callers may lend it (see remote.InCall). One-sided puts keep a buffer a
+// timed-out transfer may still read (see quarantine): not then.
+func (l *ucxLink) SendsInCall() bool { return l.rmaMin == 0 }
 
 // quarantine keeps buffers a timed-out one-sided transfer may still touch.
 var quarantine struct {

@@ -265,11 +265,11 @@ func (l *ucxLink) onEpError(ep C.ucp_ep_h, status C.int) {
 }
 
 func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]byte, func(), bool) {
-	if amID != C.GT_AM_MSG || n > wire.DefaultMaxMessage {
-		l.onBadAM(ep, wire.Protocol("payload of %d bytes exceeds the limit of %d", n, uint64(wire.DefaultMaxMessage)))
+	if amID != C.GT_AM_MSG {
+		l.onBadAM(ep, wire.Protocol("a %d-byte payload on active message %d", n, amID))
 		return nil, nil, false
 	}
-	h, err := wire.ParseAMHeader(hdr, n, wire.DefaultMaxMessage)
+	h, err := wire.ParseAMHeader(hdr, n, wire.DefaultMaxMessage) // checks n against the limit
 	if err != nil {
 		l.onBadAM(ep, err)
 		return nil, nil, false

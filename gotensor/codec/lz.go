@@ -140,7 +140,7 @@ var (
 		// where stored literals give 1.06, zstd level 3's ratio)
 		// one encoder state per CPU: EncodeAll calls share them, and the frame
 		// encodes its chunks in parallel
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(zstdStates()),
 			zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true), zstd.WithAllLitEntropyCompression(true))
 		if err != nil {
 			panic(err)
@@ -148,13 +148,19 @@ var (
 		return e
 	})
 	zstdDec = sync.OnceValue(func() *zstd.Decoder {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(2*64<<20))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(zstdStates()), zstd.WithDecoderMaxMemory(2*64<<20))
 		if err != nil {
 			panic(err)
 		}
 		return d
 	})
 )
+
+// zstdStates is how many DecodeAll or EncodeAll calls the shared decoder
+// and encoder run at once: one per CPU, not GOMAXPROCS at first use, which
+// would cap every later, wider parallel.SetWorkers or GOMAXPROCS (on 2
+// cores, a first use at 1 worker left zstd at 1 core for the process).
+func zstdStates() int { return max(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
 
 // zstdCompress appends one zstd frame holding src, a chunk of dtype d, to
 // dst[:0].

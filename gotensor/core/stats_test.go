@@ -2,15 +2,14 @@ package core
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/testweights"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -97,14 +96,7 @@ func fixedSpeeds(_ tensor.DType, c codec.Codec, _ []byte) (codec.Speed, bool) {
 	return codec.Speed{}, false
 }
 
-func bf16Weights(n int) []byte {
-	r := rand.New(rand.NewPCG(5, 6))
-	b := make([]byte, 2*n)
-	for i := range n {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()*0.02))>>16))
-	}
-	return b
-}
+func bf16Weights(n int) []byte { return testweights.NormalBF16(n, 5, 6) }
 
 func TestStatsCountKnownOperations(t *testing.T) {
 	const rate, lat = 1e9, time.Millisecond

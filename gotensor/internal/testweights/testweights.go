@@ -7,9 +7,22 @@ package testweights
 import (
 	"encoding/binary"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 )
+
+// NormalBF16 is n bfloat16 weights drawn from N(0, 0.02^2) by a PCG seeded
+// with seed1, seed2, little endian: planes codes them to ~1.5x, like
+// real weights' exponent planes.
+func NormalBF16(n int, seed1, seed2 uint64) []byte {
+	r := rand.New(rand.NewPCG(seed1, seed2))
+	b := make([]byte, 2*n)
+	for i := range n {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(math.Float32bits(float32(r.NormFloat64()*0.02))>>16))
+	}
+	return b
+}
 
 // Stories returns stories260K's float32 weights, or the error that kept
 // them from being read.

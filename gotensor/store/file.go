@@ -258,9 +258,12 @@ func (s *Dir) Put(ctx context.Context, key string, frame []byte) error {
 	kl.Lock()
 	defer kl.Unlock()
 	return s.replace(key, int64(len(frame)), func(tmp *os.File) error {
-		return writeIn(tmp, frame, grain)
+		return writeIn(putWriter(tmp), frame, grain)
 	})
 }
+
+// putWriter is what Put writes a frame's file through (tests watch it).
+var putWriter = func(f *os.File) io.Writer { return f }
 
 // replace makes key's file one of size bytes that fill writes, atomically,
 // under key's lock.

@@ -3,6 +3,9 @@ package store
 import (
 	"bytes"
 	"context"
+	"io"
+	"os"
+	"slices"
 	"testing"
 )
 
@@ -60,3 +63,39 @@ func TestDirPutRowEdits(t *testing.T) {
 		t.Fatalf("read back %d bytes (%v), want %d", len(got), err, len(b))
 	}
 }
+
+// Dir.Put writes a frame put WithRowEdits in writes of at most EditGrain,
+// any other in one.
+func TestDirPutWritesInGrains(t *testing.T) {
+	var seen []int
+	defer func(w func(*os.File) io.Writer) { putWriter = w }(putWriter)
+	putWriter = func(f *os.File) io.Writer { return sizeWatch{f, &seen} }
+	d, err := OpenDir(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	b := make([]byte, 3*EditGrain+17)
+	for _, c := range []struct {
+		ctx  context.Context
+		want []int
+	}{
+		{context.Background(), []int{len(b)}},
+		{WithRowEdits(context.Background()), []int{EditGrain, EditGrain, EditGrain, 17}},
+	} {
+		seen = nil
+		if err := d.Put(c.ctx, "kv", b); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(seen, c.want) {
+			t.Errorf("row edits %v: writes of %v bytes, want %v", RowEdits(c.ctx), seen, c.want)
+		}
+	}
+}
+
+type sizeWatch struct {
+	w io.Writer
+	n *[]int
+}
+
+func (s sizeWatch) Write(b []byte) (int, error) { *s.n = append(*s.n, len(b)); return s.w.Write(b) }

@@ -78,8 +78,13 @@ fuzz:               ## run every Go fuzz target from its seed corpus
 		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(or $(FUZZTIME),$$n) ./$$pkg; done
 
 FUZZ_LONG ?= 10m
+# fuzz-long also runs the differential targets (assembly or fast path against
+# its plain twin) that `make test` runs on their seed corpus only
+FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS) gotensor/codec:FuzzDecodeTwo gotensor/codec:FuzzHuffX2 \
+	gotensor/codec:FuzzInflateLiterals gotensor/codec:FuzzInflateLiterals2 gotensor/codec:FuzzLiteralWriter \
+	gotensor/codec:FuzzAdler32
 fuzz-long:          ## every fuzz target for FUZZ_LONG (10m) each; the corpus it grows goes into testdata; RESULTS.md
-	tools/fuzz-long.sh $(FUZZ_LONG) $(FUZZ_TARGETS)
+	tools/fuzz-long.sh $(FUZZ_LONG) $(FUZZ_LONG_TARGETS)
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests

@@ -7,7 +7,14 @@ sys.path.insert(0, "bench")
 from _report import update_markdown  # noqa: E402
 
 keys = ["package", "target", "duration", "execs", "corpus_before", "corpus_after", "status"]
-recs = [dict(zip(keys, line.split())) for line in sys.stdin if line.strip()]
+new = [dict(zip(keys, line.split())) for line in sys.stdin if line.strip()]
+# a run of some targets replaces their rows and keeps the others'
+try:
+    recs = json.load(open("bench/results/fuzz.json"))["records"]
+except (OSError, ValueError, KeyError):
+    recs = []
+ran = {(r["package"], r["target"]) for r in new}
+recs = [r for r in recs if (r["package"], r["target"]) not in ran] + new
 with open("bench/results/fuzz.json", "w") as f:
     json.dump({"benchmark": "fuzz-long", "records": recs}, f, indent=1)
 lines = ["## Long fuzzing (`make fuzz-long`)", "",

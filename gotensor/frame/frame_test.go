@@ -220,3 +220,19 @@ func benchNone(b *testing.B, n int, encode bool) {
 		}
 	}
 }
+
+// A raw chunk whose copy fails its checksum is the store's fault
+// (CorruptData) only when the stored bytes fail it too; otherwise the
+// destination changed under the copy (two reads into one buffer at once).
+func TestRawMismatchBlamesWhatChanged(t *testing.T) {
+	src := randBytes(4096, 9)
+	crc := crc32c(src)
+	if err := rawMismatch(src, crc, 3); !errs.Is(err, errs.InvalidArgument) {
+		t.Errorf("stored bytes intact: got %v, want InvalidArgument", err)
+	}
+	bad := bytes.Clone(src)
+	bad[100] ^= 4
+	if err := rawMismatch(bad, crc, 3); !errs.Is(err, errs.CorruptData) {
+		t.Errorf("stored bytes changed: got %v, want CorruptData", err)
+	}
+}

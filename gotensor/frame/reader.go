@@ -273,7 +273,7 @@ func decodeChunk(ctx context.Context, c codec.Codec, in codec.Info, ch Chunk, sr
 	}
 	if len(src) == len(out) { // stored raw: copy, checksumming in cache
 		if copyCRC(out, src) != ch.CRC {
-			return corrupt("chunk %d checksum mismatch", i)
+			return rawMismatch(src, ch.CRC, i)
 		}
 		return nil
 	}
@@ -285,6 +285,16 @@ func decodeChunk(ctx context.Context, c codec.Codec, in codec.Info, ch Chunk, sr
 		err = errs.Wrap(errs.CorruptData, err, "chunk %d", i)
 	}
 	return err
+}
+
+// rawMismatch says why a raw chunk copied into out failed its checksum:
+// the stored bytes src, or out changing while it was filled (two reads
+// into one buffer at once), which is the caller's doing, not the store's.
+func rawMismatch(src []byte, crc uint32, i int) error {
+	if crc32c(src) == crc {
+		return errs.New(errs.InvalidArgument, "chunk %d: the destination memory changed while the chunk was copied into it (another read or write into the same memory at once?)", i)
+	}
+	return corrupt("chunk %d checksum mismatch", i)
 }
 
 // ctxErr is the typed error for a context that is done.

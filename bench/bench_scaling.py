@@ -2,12 +2,12 @@
 into mem://, with coding bounded to 1, 2, 4, ... workers.
 
 The measuring is a pure-Go binary (bench/scaling) so that it runs where Go
-and this Python extension do not, such as a lent 16-core machine:
+and this Python extension do not, such as a lent 16-core machine; both here
+and there it runs from the same kit:
 
-    make bench-scaling                      # here: build, write the data, run, render
-    make scaling-kit                        # build/scaling-kit: the binary and the data to carry
-    build/scaling-kit/run.sh > scaling.json # there
-    python3 bench/bench_scaling.py --from scaling.json --as device   # back here: render
+    make scaling-kit                        # build/scaling-kit: the binary, the data, run.sh
+    build/scaling-kit/run.sh > scaling.json # on any machine (make bench-scaling does it here)
+    python3 bench/bench_scaling.py --from scaling.json [--as NAME]   # render
 
 Each machine's run is kept in bench/results/scaling.json under its own name
 and the RESULTS.md section shows them all.
@@ -18,21 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def write_data(path: str) -> str:
-    """all-MiniLM-L6-v2's float weights as one bf16 tensor (as bench-link's "MiniLM, 1 tensor")."""
+def write_data(path: str) -> None:
+    """all-MiniLM-L6-v2's float weights as one bf16 tensor (as bench-link's "MiniLM, 1 tensor"), the kit's data
+    (run.sh labels it)."""
     import torch
     sys.path.insert(0, HERE)
     from bench_link import workloads
     one = workloads(1)["MiniLM, 1 tensor"]["one"]
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     one.view(torch.int16).numpy().tofile(path)  # little endian on the machines this runs on
-    return "all-MiniLM-L6-v2, bf16, 1 tensor"
 
 
 def markdown(runs: dict[str, dict]) -> str:
@@ -69,13 +68,9 @@ def markdown(runs: dict[str, dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", default=os.path.join(HERE, "..", "build", "bench-scaling"))
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "build", "minilm-bf16.bin"))
-    ap.add_argument("--codecs", default="planes,lz4,zstd")
-    ap.add_argument("--workers", default="", help="e.g. 1,2 (default: 1, 2, 4, ... and every core)")
-    ap.add_argument("--reps", type=int, default=9)
-    ap.add_argument("--write-data", action="store_true", help="only write the data file and stop")
-    ap.add_argument("--from", dest="src", default="", help="render a run made elsewhere (the binary's JSON)")
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "build", "scaling-kit", "minilm-bf16.bin"))
+    ap.add_argument("--write-data", action="store_true", help="only write the data file (for the kit) and stop")
+    ap.add_argument("--from", dest="src", default="", help="a run's JSON, as the kit's run.sh prints it")
     ap.add_argument("--as", dest="name", default="", help="the name the run is kept under (default: its CPUs)")
     ap.add_argument("--json", default=os.path.join(HERE, "results", "scaling.json"))
     ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
@@ -83,13 +78,9 @@ def main() -> None:
     if a.write_data:
         write_data(a.data)
         return
-    if a.src:
-        run = json.load(open(a.src))
-    else:
-        label = write_data(a.data)
-        cmd = [a.binary, "-data", a.data, "-dtype", "bfloat16", "-label", label, "-codecs", a.codecs,
-               "-reps", str(a.reps)] + (["-workers", a.workers] if a.workers else [])
-        run = json.loads(subprocess.run(cmd, check=True, stdout=subprocess.PIPE).stdout)
+    if not a.src:
+        ap.error("--from (a run's JSON) or --write-data is required")
+    run = json.load(open(a.src))
     runs = json.load(open(a.json))["runs"] if os.path.exists(a.json) else {}
     m = run["machine"]
     runs[a.name or f"{m.get('cpus')}-core machine"] = run

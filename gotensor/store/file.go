@@ -99,8 +99,10 @@ type Dir struct {
 	editing  [64]sync.RWMutex // held by an in-place edit, and (shared) by readers of the file
 	seed     maphash.Seed
 
-	slotMu sync.Mutex
-	slots  [64]*os.File // the journal slot of each edit stripe, open once used
+	slotMu   sync.Mutex
+	slots    [64]*os.File // the journal slot of each edit stripe, open once used
+	slotUsed [64]int      // bytes at the start of each slot that may hold a record; under the stripe's key lock
+	stale    [64]string   // the file a slot's uncleared record edits after a failed edit ("": none); under the stripe's key lock
 
 	hmu     sync.Mutex
 	handles map[string]*handle // files open for reuse (handles.go)
@@ -284,11 +286,15 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 	s.bytes += delta
 	s.mu.Unlock()
 
-	if err := s.writeAtomic(key, fill); err != nil {
+	err := s.voidStale(key)
+	if err == nil {
+		err = s.writeAtomic(key, fill)
+	}
+	if err != nil {
 		s.mu.Lock()
 		s.bytes -= delta
 		s.mu.Unlock()
-		if errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT) {
+		if isNoSpace(err) {
 			return errs.Wrap(errs.StoreFull, err, "no space left for key %q in %s", key, s.URL())
 		}
 		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
@@ -480,6 +486,9 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	defer kl.Unlock()
 	if err := s.check(key); err != nil {
 		return err
+	}
+	if err := s.voidStale(key); err != nil {
+		return errs.Wrap(errs.Unavailable, err, "deleting key %q from %s: clearing a failed edit's journal", key, s.URL())
 	}
 	path := filepath.Join(s.dir, pathFor(key))
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

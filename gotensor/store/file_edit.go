@@ -84,10 +84,14 @@ func (s *Dir) edit(key string, h *handle, e Edit) error {
 		err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
 		s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
 		s.editing[i].Unlock()
-		if err != nil {
+		switch {
+		case err == nil:
+			return nil
+		case isNoSpace(err):
+			return errs.Wrap(errs.StoreFull, err, "no space left to edit key %q in %s", key, s.URL())
+		default:
 			return errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
 		}
-		return nil
 	}
 	return s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
 		if err := copyRange(tmp, src, 0, e.Off); err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -15,232 +17,292 @@ import (
 )
 
 // A row write that keeps a file's length edits it in place, crash-safely:
-// the edit goes first to a journal (synced), then into the file, which is
-// synced, then the journal is cleared (synced). A journal found when the
-// directory is opened is applied again (the edit is idempotent), or
-// dropped when it is incomplete (the file was not touched).
+// the edit goes first to a journal slot (synced), then into the file,
+// which is synced, then the slot is cleared (synced). A record found when
+// the directory is opened is applied again (the edit is idempotent) if it
+// still applies to the file it was computed from, or dropped.
 //
-// The journals are slots: one file per edit-lock stripe in the store's
-// directory (.gotensor.journal-NN), opened once and kept open, so an edit
-// costs a pwrite to it and one to clear it rather than the create, write,
-// close and unlink of a journal file per edit (most of a one-row append's
-// cost). An edit holds its key's stripe exclusively, so a slot has one
-// edit at a time; a slot's record names the file it edits and holds the
-// bytes the edit writes: a row write's chunks, the table entries they
-// change and the header checksum, not the whole header. Records of the
-// previous layout (the whole header and the data, magic GTJ2) and the
-// <file>.splice journals older versions wrote beside the file are still
-// applied when found at open.
+// The slots are one file per edit-lock stripe (.gotensor.journal-NN, mode
+// 0600), opened once and kept open, so an edit costs a pwrite to its slot
+// and one to clear it. An edit holds its key's stripe exclusively, so a
+// slot has one edit at a time. A record names the file it edits, binds to
+// it (device and inode, and the bytes each header piece replaces) and
+// holds the bytes the edit writes: a row write's chunks, the table entries
+// they change and the header checksum.
+//
+// An edit that fails is void: its record is cleared at once, and where even
+// that fails the slot is remembered as stale, so that a later replace or
+// delete of the key clears it before it is acknowledged. Replay checks the
+// binding, so a record never lands on a frame written after it.
 
-const journalExt = ".splice"
+const slotPrefix = ".gotensor.journal-"
 
-var journalMagic = [4]byte{'G', 'T', 'S', 'J'}
+var slotMagic = [4]byte{'G', 'T', 'J', '4'}
 
-// parseJournal reads a complete <file>.splice journal (magic, header
-// length, header, data offset, data length, data, CRC32C of everything
-// before); ok is false for a torn one.
-func parseJournal(b []byte) (header []byte, off int64, data []byte, ok bool) {
-	if len(b) < 28 || [4]byte(b[:4]) != journalMagic {
-		return nil, 0, nil, false
+// bigSlot is the size past which a cleared slot is truncated rather than
+// zeroed.
+const bigSlot = 1 << 20
+
+// The edit path's writes and syncs, through variables so that a test can
+// fail each in turn.
+var (
+	writeAt  = (*os.File).WriteAt
+	dataSync = func(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+	truncate = (*os.File).Truncate
+)
+
+// record is an edit in a slot: the file it edits (relative to the store),
+// that file's device and inode (0, 0 in older layouts: not bound), the
+// pieces it writes in order, and for each piece but the first (the data)
+// the bytes it replaces.
+type record struct {
+	rel      string
+	dev, ino uint64
+	pieces   []Piece
+	old      [][]byte // old[i] for pieces[i]; nil: not checked at replay
+}
+
+// bindRecord is the record of writing pieces into f, key's open file.
+func bindRecord(f *os.File, rel string, pieces []Piece) (record, error) {
+	rec := record{rel: rel, pieces: pieces, old: make([][]byte, len(pieces))}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return record{}, err
 	}
-	if castagnoli.Checksum(b[:len(b)-4]) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
-		return nil, 0, nil, false
+	rec.dev, rec.ino = uint64(st.Dev), st.Ino
+	for i, p := range pieces[1:] {
+		old := make([]byte, len(p.B))
+		if _, err := f.ReadAt(old, p.Off); err != nil {
+			return record{}, err
+		}
+		rec.old[i+1] = old
 	}
-	h := uint64(binary.LittleEndian.Uint32(b[4:]))
-	if 28+h > uint64(len(b)) {
-		return nil, 0, nil, false
+	return rec, nil
+}
+
+// encode lays a record out: magic, path length (4 bytes), path, device
+// (8), inode (8), piece count (4), each piece's offset (8), length (4),
+// whether old bytes follow (1), its bytes and its old bytes, and a CRC32C
+// of everything before.
+func (r record) encode() []byte {
+	n := 32 + len(r.rel)
+	for i, p := range r.pieces {
+		n += 13 + len(p.B) + len(r.old[i])
 	}
-	header = b[8 : 8+h]
-	off = int64(binary.LittleEndian.Uint64(b[8+h:]))
-	n := binary.LittleEndian.Uint64(b[16+h:])
-	if 28+h+n != uint64(len(b)) || off < 0 {
-		return nil, 0, nil, false
+	b := make([]byte, 0, n)
+	le := binary.LittleEndian
+	b = append(b, slotMagic[:]...)
+	b = le.AppendUint32(b, uint32(len(r.rel)))
+	b = append(b, r.rel...)
+	b = le.AppendUint64(b, r.dev)
+	b = le.AppendUint64(b, r.ino)
+	b = le.AppendUint32(b, uint32(len(r.pieces)))
+	for i, p := range r.pieces {
+		b = le.AppendUint64(b, uint64(p.Off))
+		b = le.AppendUint32(b, uint32(len(p.B)))
+		if r.old[i] != nil {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+		b = append(b, p.B...)
+		b = append(b, r.old[i]...)
 	}
-	return header, off, b[24+h : 24+h+n], true
+	return le.AppendUint32(b, castagnoli.Checksum(b))
+}
+
+// parseSlot reads the record at the start of a slot's bytes b (which may
+// run on past it), of any layout; ok is false for a cleared or torn one.
+func parseSlot(b []byte) (rec record, ok bool) {
+	if len(b) < 4 {
+		return record{}, false
+	}
+	switch [4]byte(b[:4]) {
+	case slotMagicV2:
+		return parseSlotV2(b)
+	case slotMagicV3:
+		return parseSlotV3(b)
+	case slotMagic:
+	default:
+		return record{}, false
+	}
+	r := reader{b: b, at: 4}
+	rec.rel = string(r.bytes(uint64(r.u32())))
+	rec.dev, rec.ino = r.u64(), r.u64()
+	count := uint64(r.u32())
+	if count > uint64(len(b))/13 {
+		return record{}, false
+	}
+	for range count {
+		off, n, guarded := r.u64(), uint64(r.u32()), r.u8()
+		rec.pieces = append(rec.pieces, Piece{Off: int64(off), B: r.bytes(n)})
+		var old []byte
+		if guarded != 0 {
+			old = r.bytes(n)
+		}
+		rec.old = append(rec.old, old)
+	}
+	return rec, r.checksummed() && filepath.IsLocal(rec.rel)
+}
+
+// reader reads a record's fields in order; past the end of b it returns
+// zeros and remembers that it ran out.
+type reader struct {
+	b   []byte
+	at  uint64
+	bad bool
+}
+
+func (r *reader) bytes(n uint64) []byte {
+	if r.bad || n > uint64(len(r.b))-r.at {
+		r.bad = true
+		return nil
+	}
+	r.at += n
+	return r.b[r.at-n : r.at]
+}
+
+func (r *reader) u8() byte {
+	if b := r.bytes(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	if b := r.bytes(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if b := r.bytes(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+// checksummed reads the CRC32C that ends a record and checks it against
+// everything read so far.
+func (r *reader) checksummed() bool {
+	end := r.at
+	sum := r.u32()
+	return !r.bad && castagnoli.Checksum(r.b[:end]) == sum
 }
 
 // editInPlace writes pieces, in order, into f, key's file, through stripe
-// i's journal slot; the caller holds stripe i's edit lock.
+// i's journal slot; the caller holds key's lock and stripe i's edit lock.
+// pieces[0] is the data; the rest are header bytes, checked at replay.
 func (s *Dir) editInPlace(f *os.File, key string, i int, pieces []Piece) error {
 	slot, err := s.slot(i)
 	if err != nil {
 		return err
 	}
-	rec := slotRecord(pathFor(key), pieces)
-	if _, err := slot.WriteAt(rec, 0); err != nil {
+	rec, err := bindRecord(f, pathFor(key), pieces)
+	if err != nil {
 		return err
 	}
-	if !s.NoSync {
-		if err := unix.Fdatasync(int(slot.Fd())); err != nil {
-			return err
-		}
+	b := rec.encode()
+	s.slotUsed[i] = max(s.slotUsed[i], len(b))
+	if err := s.journal(slot, b); err != nil {
+		s.void(i, rec.rel)
+		return err
 	}
+	s.stale[i] = "" // overwritten: any earlier record in the slot is gone
 	if err := s.applyEdit(f, pieces); err != nil {
-		return err // the record stays: the next open applies it
+		s.void(i, rec.rel)
+		return err
 	}
-	return s.clearSlot(slot, len(rec))
-}
-
-// applyEdit writes pieces, in order, into f, open for writing.
-func (s *Dir) applyEdit(f *os.File, pieces []Piece) error {
-	for _, p := range pieces {
-		if _, err := f.WriteAt(p.B, p.Off); err != nil {
-			return err
-		}
-	}
-	if !s.NoSync {
-		return f.Sync()
+	if err := s.clearSlot(i); err != nil {
+		s.stale[i] = rec.rel // applied and synced: the record replays as a no-op, unless the key changes first
 	}
 	return nil
 }
 
-// replayJournal finishes or drops the edit a crash left in journal file
-// jpath, beside the file it edits (written by an older version).
-func (s *Dir) replayJournal(jpath string) error {
-	b, err := os.ReadFile(jpath)
-	if err != nil {
+// journal writes record b at the start of slot and syncs it.
+func (s *Dir) journal(slot *os.File, b []byte) error {
+	if _, err := writeAt(slot, b, 0); err != nil {
 		return err
 	}
-	if header, off, data, ok := parseJournal(b); ok {
-		if err := s.replayEdit(strings.TrimSuffix(jpath, journalExt), splicePieces(header, off, data)); err != nil {
+	if s.NoSync {
+		return nil
+	}
+	return dataSync(slot)
+}
+
+// applyEdit writes pieces, in order, into f, open for writing, and syncs it.
+func (s *Dir) applyEdit(f *os.File, pieces []Piece) error {
+	for _, p := range pieces {
+		if _, err := writeAt(f, p.B, p.Off); err != nil {
 			return err
 		}
 	}
-	return os.Remove(jpath)
+	if s.NoSync {
+		return nil
+	}
+	return dataSync(f) // the length is unchanged: no metadata to sync
 }
 
-// splicePieces are the writes of a same-length splice: data at off, then
-// the header.
-func splicePieces(header []byte, off int64, data []byte) []Piece {
-	return []Piece{{Off: off, B: data}, {Off: 0, B: header}}
+// void clears stripe i's slot after a failed edit of rel; where that fails
+// too, the slot is left stale for a replace or delete of the key to clear.
+func (s *Dir) void(i int, rel string) {
+	if err := s.clearSlot(i); err != nil {
+		s.stale[i] = rel
+	}
+}
+
+// voidStale clears stripe i's slot if it still holds a record of key's
+// file, before key is replaced or deleted; the caller holds key's lock.
+func (s *Dir) voidStale(key string) error {
+	i := s.editStripe(key)
+	if s.stale[i] == "" || s.stale[i] != pathFor(key) {
+		return nil
+	}
+	return s.clearSlot(i)
 }
 
 // replayEdit applies an edit found in a journal to the file at path, if
-// that file is still there and long enough.
-func (s *Dir) replayEdit(path string, pieces []Piece) error {
-	info, err := os.Stat(path)
+// that file is still the one the edit was computed from.
+func (s *Dir) replayEdit(path string, rec record) error {
+	f, err := openBlocking(path, os.O_RDWR, 0)
 	if err != nil {
-		return nil
+		return nil // deleted since
 	}
-	for _, p := range pieces {
-		if p.Off+int64(len(p.B)) > info.Size() {
-			return nil
-		}
-	}
-	f, err := openBlocking(path, os.O_WRONLY, 0)
-	if err != nil {
+	defer f.Close()
+	if ok, err := rec.appliesTo(f); !ok || err != nil {
 		return err
 	}
-	err = s.applyEdit(f, pieces)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.applyEdit(f, rec.pieces)
 }
 
-const slotPrefix = ".gotensor.journal-"
-
-var (
-	slotMagic   = [4]byte{'G', 'T', 'J', '3'}
-	slotMagicV2 = [4]byte{'G', 'T', 'J', '2'} // the previous layout, still replayed
-)
-
-// bigSlot is the size past which a cleared slot is truncated, so an edit
-// of a large tensor does not keep its bytes on disk.
-const bigSlot = 1 << 20
-
-// slotRecord lays out an edit in a slot: magic, path length, the path
-// (relative to the store), the piece count, each piece's offset (8
-// bytes), length (4) and bytes, and a CRC32C of everything before.
-func slotRecord(rel string, pieces []Piece) []byte {
-	n := 16 + len(rel)
-	for _, p := range pieces {
-		n += 12 + len(p.B)
+// appliesTo says whether rec was computed from f's frame: the same inode
+// (where rec is bound), every piece inside the file, and every checked
+// piece holding the bytes it replaces or the bytes it writes.
+func (r record) appliesTo(f *os.File) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return false, err
 	}
-	b := make([]byte, 0, n)
-	b = append(b, slotMagic[:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(rel)))
-	b = append(b, rel...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(pieces)))
-	for _, p := range pieces {
-		b = binary.LittleEndian.AppendUint64(b, uint64(p.Off))
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.B)))
-		b = append(b, p.B...)
+	if r.ino != 0 && (uint64(st.Dev) != r.dev || st.Ino != r.ino) {
+		return false, nil
 	}
-	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
-}
-
-// parseSlot reads the record at the start of a slot's bytes b (which may
-// run on past it), of either layout; ok is false for a cleared or torn one.
-func parseSlot(b []byte) (rel string, pieces []Piece, ok bool) {
-	if len(b) >= 4 && [4]byte(b[:4]) == slotMagicV2 {
-		rel, header, off, data, ok := parseSlotV2(b)
-		return rel, splicePieces(header, off, data), ok
-	}
-	if len(b) < 12 || [4]byte(b[:4]) != slotMagic {
-		return "", nil, false
-	}
-	le := binary.LittleEndian
-	p := uint64(le.Uint32(b[4:]))
-	at := 8 + p
-	if at+8 > uint64(len(b)) {
-		return "", nil, false
-	}
-	rel = string(b[8:at])
-	count := uint64(le.Uint32(b[at:]))
-	at += 4
-	if count > uint64(len(b))/12 {
-		return "", nil, false
-	}
-	pieces = make([]Piece, 0, count)
-	for range count {
-		if at+12 > uint64(len(b)) {
-			return "", nil, false
+	for i, p := range r.pieces {
+		if p.Off < 0 || p.Off+int64(len(p.B)) > st.Size {
+			return false, nil
 		}
-		off, n := le.Uint64(b[at:]), uint64(le.Uint32(b[at+8:]))
-		at += 12
-		if n > uint64(len(b))-at || off > 1<<62 {
-			return "", nil, false
+		if i >= len(r.old) || r.old[i] == nil {
+			continue
 		}
-		pieces = append(pieces, Piece{Off: int64(off), B: b[at : at+n]})
-		at += n
+		cur := make([]byte, len(p.B))
+		if _, err := f.ReadAt(cur, p.Off); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(cur, p.B) && !bytes.Equal(cur, r.old[i]) {
+			return false, nil
+		}
 	}
-	if at+4 > uint64(len(b)) || castagnoli.Checksum(b[:at]) != le.Uint32(b[at:]) || !filepath.IsLocal(rel) {
-		return "", nil, false
-	}
-	return rel, pieces, true
-}
-
-// parseSlotV2 reads a record of the previous layout: magic GTJ2, path
-// length, the path, the edit as a <file>.splice journal lays it out, and
-// a CRC32C of everything before.
-func parseSlotV2(b []byte) (rel string, header []byte, off int64, data []byte, ok bool) {
-	if len(b) < 8 || [4]byte(b[:4]) != slotMagicV2 {
-		return "", nil, 0, nil, false
-	}
-	p := uint64(binary.LittleEndian.Uint32(b[4:]))
-	j := 8 + p // the journal's start
-	if j+28 > uint64(len(b)) {
-		return "", nil, 0, nil, false
-	}
-	h := uint64(binary.LittleEndian.Uint32(b[j+4:]))
-	if j+28+h > uint64(len(b)) {
-		return "", nil, 0, nil, false
-	}
-	n := binary.LittleEndian.Uint64(b[j+16+h:])
-	end := j + 28 + h + n // the journal's end
-	if n > uint64(len(b)) || end+4 > uint64(len(b)) {
-		return "", nil, 0, nil, false
-	}
-	if castagnoli.Checksum(b[:end]) != binary.LittleEndian.Uint32(b[end:]) {
-		return "", nil, 0, nil, false
-	}
-	header, off, data, ok = parseJournal(b[j:end])
-	rel = string(b[8:j])
-	if !ok || !filepath.IsLocal(rel) {
-		return "", nil, 0, nil, false
-	}
-	return rel, header, off, data, true
+	return true, nil
 }
 
 // slot is the open journal slot of stripe i, opened on first use; the
@@ -251,8 +313,12 @@ func (s *Dir) slot(i int) (*os.File, error) {
 	if s.slots[i] != nil {
 		return s.slots[i], nil
 	}
-	f, err := openBlocking(s.slotPath(i), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openBlocking(s.slotPath(i), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil { // a slot an older version made 0644
+		f.Close()
 		return nil, err
 	}
 	s.slots[i] = f
@@ -263,19 +329,28 @@ func (s *Dir) slotPath(i int) string {
 	return filepath.Join(s.dir, fmt.Sprintf("%s%02d", slotPrefix, i))
 }
 
-// clearSlot marks slot f empty (and synced, unless NoSync, so that a crash
-// later cannot replay the edit over a file replaced since).
-func (s *Dir) clearSlot(f *os.File, used int) error {
-	var err error
+// clearSlot erases stripe i's record, every byte of it (zeroed, or the
+// slot truncated when large), and syncs that unless NoSync, so that a
+// crash later cannot replay the edit and the slot keeps no stored bytes.
+func (s *Dir) clearSlot(i int) error {
+	f, err := s.slot(i)
+	if err != nil {
+		return err
+	}
+	used := s.slotUsed[i]
 	if used > bigSlot {
-		err = f.Truncate(0)
+		err = truncate(f, 0)
 	} else {
-		_, err = f.WriteAt(make([]byte, len(slotMagic)), 0)
+		_, err = writeAt(f, make([]byte, used), 0)
 	}
 	if err == nil && !s.NoSync {
-		err = unix.Fdatasync(int(f.Fd()))
+		err = dataSync(f)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	s.slotUsed[i], s.stale[i] = 0, ""
+	return nil
 }
 
 // replaySlots finishes the edits a crash left in the slots and clears them.
@@ -288,16 +363,13 @@ func (s *Dir) replaySlots() error {
 		if err != nil {
 			return err
 		}
-		if rel, pieces, ok := parseSlot(b); ok {
-			if err := s.replayEdit(filepath.Join(s.dir, rel), pieces); err != nil {
+		if rec, ok := parseSlot(b); ok {
+			if err := s.replayEdit(filepath.Join(s.dir, rec.rel), rec); err != nil {
 				return err
 			}
 		}
-		f, err := s.slot(i)
-		if err != nil {
-			return err
-		}
-		if err := s.clearSlot(f, len(b)); err != nil {
+		s.slotUsed[i] = len(b)
+		if err := s.clearSlot(i); err != nil {
 			return err
 		}
 	}
@@ -307,5 +379,7 @@ func (s *Dir) replaySlots() error {
 // isSlot says whether a directory entry is a journal slot.
 func isSlot(name string) bool { return strings.HasPrefix(name, slotPrefix) }
 
-// isJournal says whether a directory entry is an edit's journal.
-func isJournal(name string) bool { return filepath.Ext(name) == journalExt }
+// isNoSpace says whether err is the file system running out of room.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
+	"path/filepath"
 	"testing"
 
 	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
@@ -29,6 +30,36 @@ func slotRecordV2(rel string, header []byte, off int64, data []byte) []byte {
 	b = append(b, rel...)
 	b = append(b, journal(header, off, data)...)
 	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
+}
+
+// slotRecordV3 lays out a slot record of the GTJ3 layout.
+func slotRecordV3(rel string, pieces []Piece) []byte {
+	b := append([]byte(nil), slotMagicV3[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(rel)))
+	b = append(b, rel...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(pieces)))
+	for _, p := range pieces {
+		b = binary.LittleEndian.AppendUint64(b, uint64(p.Off))
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(p.B)))
+		b = append(b, p.B...)
+	}
+	return binary.LittleEndian.AppendUint32(b, castagnoli.Checksum(b))
+}
+
+// boundRecord is the record an edit of key's file in the store at root
+// writes, bound to that file as it is now.
+func boundRecord(t *testing.T, root, key string, pieces []Piece) []byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, pathFor(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rec, err := bindRecord(f, pathFor(key), pieces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec.encode()
 }
 
 // A slot record of the previous layout that a crash left is still applied

@@ -127,7 +127,7 @@ func TestDirJournalSlots(t *testing.T) {
 		t.Fatalf("files after edits: %v", ents)
 	}
 	d.Put(ctx, "k", []byte("NEW0ccccdddd")) // replaced after its edit: the cleared slot must not touch it
-	rec := slotRecord(pathFor("j"), []Piece{{Off: 8, B: []byte("BBBB")}, {Off: 2, B: []byte("R2")}})
+	rec := boundRecord(t, root, "j", []Piece{{Off: 8, B: []byte("BBBB")}, {Off: 2, B: []byte("R2")}})
 	d.Close()
 	if ji == ki { // one stripe: the torn record goes in another slot
 		ki = (ji + 1) % len(d.slots)
@@ -146,7 +146,7 @@ func TestDirJournalSlots(t *testing.T) {
 		t.Fatalf("a cleared or torn slot applied: %q", got)
 	}
 	for _, i := range []int{ji, ki} {
-		if b, _ := os.ReadFile(d.slotPath(i)); len(b) >= 4 && string(b[:4]) == "GTJ3" {
+		if b, _ := os.ReadFile(d.slotPath(i)); len(b) >= 4 && string(b[:4]) == "GTJ4" {
 			t.Fatalf("slot %d not cleared after replay", i)
 		}
 	}
@@ -158,19 +158,25 @@ func TestDirJournalSlots(t *testing.T) {
 // A slot record names a path inside the store only.
 func TestParseSlotRejectsOutsidePath(t *testing.T) {
 	pieces := []Piece{{Off: 1, B: []byte("d")}, {Off: 0, B: []byte("H")}}
-	if _, _, ok := parseSlot(slotRecord("../x.gtf", pieces)); ok {
-		t.Fatal("a path outside the store parsed")
+	bound := func(rel string) []byte {
+		return record{rel: rel, dev: 7, ino: 9, pieces: pieces, old: [][]byte{nil, []byte("h")}}.encode()
 	}
-	if _, _, ok := parseSlot(slotRecordV2("../x.gtf", []byte("H"), 1, []byte("d"))); ok {
-		t.Fatal("a path outside the store parsed (GTJ2)")
+	for _, rec := range [][]byte{bound("../x.gtf"), slotRecordV3("../x.gtf", pieces), slotRecordV2("../x.gtf", []byte("H"), 1, []byte("d"))} {
+		if _, ok := parseSlot(rec); ok {
+			t.Fatalf("a path outside the store parsed: %q", rec[:4])
+		}
 	}
-	for _, rec := range [][]byte{slotRecord("a/b.gtf", pieces), slotRecordV2("a/b.gtf", []byte("H"), 1, []byte("d"))} {
-		rel, got, ok := parseSlot(rec)
-		if !ok || rel != "a/b.gtf" || len(got) != 2 || got[0].Off != 1 || string(got[0].B) != "d" || got[1].Off != 0 || string(got[1].B) != "H" {
-			t.Fatal("round trip", rel, got, ok)
+	for _, rec := range [][]byte{bound("a/b.gtf"), slotRecordV3("a/b.gtf", pieces), slotRecordV2("a/b.gtf", []byte("H"), 1, []byte("d"))} {
+		r, ok := parseSlot(rec)
+		got := r.pieces
+		if !ok || r.rel != "a/b.gtf" || len(got) != 2 || got[0].Off != 1 || string(got[0].B) != "d" || got[1].Off != 0 || string(got[1].B) != "H" {
+			t.Fatal("round trip", r, ok)
+		}
+		if string(rec[:4]) == "GTJ4" && (r.dev != 7 || r.ino != 9 || r.old[0] != nil || string(r.old[1]) != "h") {
+			t.Fatal("binding round trip", r)
 		}
 		for cut := 1; cut < len(rec); cut++ {
-			if _, _, ok := parseSlot(rec[:cut]); ok {
+			if _, ok := parseSlot(rec[:cut]); ok {
 				t.Fatalf("a record cut at %d of %d parsed", cut, len(rec))
 			}
 		}

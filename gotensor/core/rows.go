@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -192,23 +193,61 @@ func editOf(p *frame.Patch) store.Edit {
 	return store.Edit{Pieces: pieces, Off: p.Off, N: p.N, Data: p.Data}
 }
 
+// rowReadTries bounds the reads of rows of a frame other writers keep
+// changing under them.
+const rowReadTries = 16
+
 // ReadRows decodes rows [start, start+want.Shape[0]) of the tensor under
 // key into dst; want is the rows' dtype and shape.
+//
+// A frame read in parts (its header, then the chunks it names, from a
+// store across a link) that a row write changes between them fails the
+// chunks' checks as if its bytes were corrupt. Such a read starts over
+// from the header, as a whole read reads the current frame again: the
+// frame is corrupt only when a read through the very header the last one
+// used fails too. Reads that find the frame changed every time back off
+// as row writes do, and end Unavailable.
 func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
 	if err := checkRaw(want, dst); err != nil {
 		return err
 	}
-	err := s.readRowsOnce(ctx, key, start, want, dst)
-	if errs.Is(err, errs.CorruptData) && !store.IsNonblocking(s.st) { // replaced mid-read: once more
-		err = s.readRowsOnce(ctx, key, start, want, dst)
+	var last *frame.Header // the header the last read went by (nil: none parsed)
+	for try := 0; try < rowReadTries; try++ {
+		h, err := s.readRowsOnce(ctx, key, start, want, dst)
+		if !errs.Is(err, errs.CorruptData) || store.IsNonblocking(s.st) { // memory: the frame read is leased whole, unchanged
+			return wrapKey(err, key)
+		}
+		if try > 0 && sameHeader(h, last) { // the frame did not change: its bytes are corrupt
+			return wrapKey(err, key)
+		}
+		last = h
+		if try > 0 { // the first retry is the common one: at once
+			select {
+			case <-ctx.Done():
+				return wrapKey(errs.Wrap(errs.Timeout, ctx.Err(), "row read stopped"), key)
+			case <-time.After(rand.N(spliceBackoff << min(try, 14))):
+			}
+		}
 	}
-	return wrapKey(err, key)
+	return errs.New(errs.Unavailable, "key %q: changed by other writers during each of %d row reads", key, rowReadTries)
 }
 
-func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
+// sameHeader says whether a and b describe the same frame: the same
+// tensor, coding and chunk table (whose checksums change with any chunk).
+func sameHeader(a, b *frame.Header) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Meta.Equal(b.Meta) && a.Codec == b.Codec && a.ChunkSize == b.ChunkSize && a.RawSize == b.RawSize &&
+		a.CodecParam == b.CodecParam && slices.Equal(a.Chunks, b.Chunks)
+}
+
+// readRowsOnce reads the rows once; h is the header it went by (nil when
+// it parsed none).
+func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) (h *frame.Header, err error) {
 	if ri, ok := s.st.(rangesInto); ok {
-		if handled, err := s.readRowsRaw(ctx, ri, key, start, want, dst); handled {
-			return err
+		if h, handled, err := s.readRowsRaw(ctx, ri, key, start, want, dst); handled {
+			return h, err
 		}
 	}
 	if cl, ok := s.st.(store.CheckedLeaser); ok {
@@ -216,14 +255,14 @@ func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want 
 	}
 	r, release, err := s.openFrame(ctx, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	off, err := rowRange(r.Header, start, want)
 	if err != nil {
-		return err
+		return r.Header, err
 	}
-	return r.ReadAt(ctx, off, dst, pinOf(ctx))
+	return r.Header, r.ReadAt(ctx, off, dst, pinOf(ctx))
 }
 
 func checkRaw(meta tensor.Meta, raw []byte) error {

@@ -35,40 +35,39 @@ type rangesInto interface {
 
 // readRowsRaw is readRowsOnce for a rangesInto store, in one open of the
 // frame; handled is false (nothing read) where a chunk the rows need is
-// coded.
-func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, start int64, want tensor.Meta, dst []byte) (handled bool, err error) {
+// coded. h is the header it went by (nil: none parsed).
+func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, start int64, want tensor.Meta, dst []byte) (h *frame.Header, handled bool, err error) {
 	f, size, release, err := ri.OpenFrame(ctx, key)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
 	defer release()
 	head := make([]byte, min(4096, size))
 	if _, err := f.ReadAt(head, 0); err != nil {
-		return true, err
+		return nil, true, err
 	}
 	n, err := frame.HeaderLen(head)
 	if err != nil {
-		return true, err
+		return nil, true, err
 	}
 	if n > len(head) { // a long chunk table (a large tensor): the whole header
 		if int64(n) > size {
-			return true, errs.New(errs.CorruptData, "frame header of %d bytes in a %d-byte frame", n, size)
+			return nil, true, errs.New(errs.CorruptData, "frame header of %d bytes in a %d-byte frame", n, size)
 		}
 		head = make([]byte, n)
 		if _, err := f.ReadAt(head, 0); err != nil {
-			return true, err
+			return nil, true, err
 		}
 	}
-	h, err := frame.ParseHeader(head, s.Limits)
-	if err != nil {
-		return true, err
+	if h, err = frame.ParseHeader(head, s.Limits); err != nil {
+		return nil, true, err
 	}
 	if got := size - int64(h.Size()); got != h.PayloadSize() {
-		return true, errs.New(errs.CorruptData, "frame payload is %d bytes, chunk table says %d", got, h.PayloadSize())
+		return h, true, errs.New(errs.CorruptData, "frame payload is %d bytes, chunk table says %d", got, h.PayloadSize())
 	}
 	off, err := rowRange(h, start, want)
 	if err != nil || len(dst) == 0 {
-		return true, err
+		return h, true, err
 	}
 	cs := int64(h.ChunkSize)
 	first, last := int(off/cs), int((off+int64(len(dst))-1)/cs)
@@ -78,7 +77,7 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 	}
 	for i := first; i <= last; i++ {
 		if int(h.Chunks[i].EncLen) != h.RawChunkLen(i) {
-			return false, nil
+			return h, false, nil
 		}
 	}
 	// a read is a run of chunks dst covers whole, up to readRun bytes (one
@@ -143,10 +142,10 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 		return nil
 	})
 	if err != nil {
-		return true, err
+		return h, true, err
 	}
 	frame.Work.Decoded.Add(int64(len(dst)))
-	return true, nil
+	return h, true, nil
 }
 
 // readRowsLeased is readRowsOnce for a store that keeps which frames are
@@ -155,24 +154,24 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 // second checksum pass (the checksums were computed over these very bytes
 // when they were stored, and they have not left this process's memory);
 // any other frame or range decodes, checked, as before.
-func (s *Store) readRowsLeased(ctx context.Context, cl store.CheckedLeaser, key string, start int64, want tensor.Meta, dst []byte) error {
+func (s *Store) readRowsLeased(ctx context.Context, cl store.CheckedLeaser, key string, start int64, want tensor.Meta, dst []byte) (*frame.Header, error) {
 	b, checked, release, err := cl.LeaseChecked(ctx, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer release()
 	r, err := frame.NewReader(b, s.Limits)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	off, err := rowRange(r.Header, start, want)
 	if err != nil {
-		return err
+		return r.Header, err
 	}
 	if checked && copyRawRange(r.Header, b, off, dst, pinOf(ctx)) {
-		return nil
+		return r.Header, nil
 	}
-	return r.ReadAt(ctx, off, dst, pinOf(ctx))
+	return r.Header, r.ReadAt(ctx, off, dst, pinOf(ctx))
 }
 
 // copyRawRange copies tensor bytes [off, off+len(dst)) out of frame b when

@@ -80,10 +80,11 @@ func HostPort(u *url.URL) (host string, port int, err error) {
 // UCX). Requests are pipelined; a lost connection fails the requests in
 // flight (Unavailable) and the next request connects again.
 type Client struct {
-	url     string
-	link    Link
-	uploads chan struct{} // one slot per streamed write open on the link (wire.MaxUploads)
-	lent    sync.Map      // *byte: the frames LendFrame lent and Put has not sent
+	url       string
+	link      Link
+	uploads   chan struct{} // one slot per streamed write open on the link (wire.MaxUploads)
+	streaming keyLocks      // the keys a write streams to: one at a time each
+	lent      sync.Map      // *byte: the frames LendFrame lent and Put has not sent
 }
 
 var _ interface {
@@ -198,26 +199,68 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// Deadline is when a call begun now must end: after the link's timeout,
+// or at the caller's context's deadline when that comes first; within is
+// the time that leaves the call, which its Timeout error names.
+func Deadline(ctx context.Context, timeout time.Duration) (at time.Time, within time.Duration) {
+	now := time.Now()
+	at = now.Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(at) {
+		at = d
+	}
+	return at, roundTimeout(at.Sub(now))
+}
+
+// roundTimeout is d as its caller likely set it, to name in an error: a
+// per-call timeout of 2s has 1.9998s left by the time the link sees it.
+func roundTimeout(d time.Duration) time.Duration {
+	switch {
+	case d <= 0:
+		return 0
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
 // Await waits for the response on ch, the connection's end (dead), the
-// call's timer (of timeout) or ctx; forget drops the pending request when
-// the caller gives up.
-func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timer <-chan time.Time, timeout time.Duration,
+// call's timer (set for within, see Deadline) or ctx; forget drops the
+// pending request when the caller gives up. A response whose Refused is
+// set is the call's error (see Calls).
+func Await(ctx context.Context, ch chan *wire.Message, dead chan struct{}, timer <-chan time.Time, within time.Duration,
 	op wire.Op, addr string, lost func() error, forget func()) (*wire.Message, error) {
 	select {
 	case resp := <-ch:
-		if resp.Status != 0 {
-			return nil, wire.StatusErr(resp.Status, resp.Payload)
-		}
-		return resp, nil
+		return answer(resp)
 	case <-dead:
+		select { // the answer that ended the connection is this call's
+		case resp := <-ch:
+			return answer(resp)
+		default:
+		}
 		return nil, lost()
 	case <-timer:
 		forget()
-		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", op, addr, timeout)
+		return nil, errs.New(errs.Timeout, "%s: no answer from %s within %v", op, addr, within)
 	case <-ctx.Done():
 		forget()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) { // the call's own deadline: as the timer would say
+			return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s: no answer from %s within %v", op, addr, within)
+		}
 		return nil, CtxErr(ctx, op, addr)
 	}
+}
+
+func answer(resp *wire.Message) (*wire.Message, error) {
+	if resp.Refused != nil {
+		return nil, resp.Refused
+	}
+	if resp.Status != 0 {
+		return nil, wire.StatusErr(resp.Status, resp.Payload)
+	}
+	return resp, nil
 }
 
 // CtxErr is the error for a call whose context ended.

@@ -48,6 +48,22 @@ func RangeBuffer(m *wire.Message, n uint64) []byte {
 // minRecycled is the least range worth recycling.
 const minRecycled = 64 << 10
 
+// GrowFrom is the most memory a response no request sizes (get, head,
+// list: up to the message limit) is given before its bytes arrive, on a
+// link that reads a payload as a stream: a larger one grows as they do,
+// so what a client holds follows what its server sends, not what it
+// announces.
+const GrowFrom = 64 << 20
+
+// StreamBuffer is RangeBuffer for a link that reads payloads as a stream
+// (tcp): a payload over GrowFrom that no request sized grows as it arrives.
+func StreamBuffer(m *wire.Message, n uint64) []byte {
+	if n > GrowFrom && Receivable(&wire.Message{Header: wire.Header{Op: m.Op}}) == wire.DefaultMaxMessage {
+		return make([]byte, 0, GrowFrom)
+	}
+	return RangeBuffer(m, n)
+}
+
 // RecycleRange takes back a range GetRange returned, or a frame Get did
 // (see store.RangeRecycler).
 func (c *Client) RecycleRange(b []byte) {
@@ -96,14 +112,21 @@ func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte
 	return m.Payload, int64(m.Arg), nil
 }
 
-// PutStream starts a streamed write of key; ctx bounds every part and the commit.
+// PutStream starts a streamed write of key; ctx bounds every part and the
+// commit. The node knows an upload by its key and connection, so a
+// client streams one write of a key at a time: a second waits for the
+// first's Commit or Abort (see keyLocks).
 func (c *Client) PutStream(ctx context.Context, key string) (store.PartSink, error) {
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
+	if !c.streaming.lock(ctx, key) {
+		return nil, CtxErr(ctx, wire.OpPutPart, c.url)
+	}
 	select { // the node keeps at most wire.MaxUploads open per connection: wait for one to end
 	case c.uploads <- struct{}{}:
 	case <-ctx.Done():
+		c.streaming.unlock(key)
 		return nil, CtxErr(ctx, wire.OpPutPart, c.url)
 	}
 	return &partSink{c: c, ctx: ctx, key: key, sem: make(chan struct{}, PartsInFlight)}, nil
@@ -117,7 +140,58 @@ type partSink struct {
 	wg  sync.WaitGroup
 	mu  sync.Mutex
 	err error
-	end sync.Once // gives the upload slot back
+	end sync.Once // the write's end: gives the upload slot and the key back
+}
+
+// keyLocks are the keys a client is streaming a write of, each held from
+// PutStream to its Commit or Abort.
+type keyLocks struct {
+	mu sync.Mutex
+	m  map[string]*keyLock
+}
+
+type keyLock struct {
+	held chan struct{} // a token while a write streams
+	refs int           // the writes holding or waiting for it
+}
+
+// lock waits for key's turn; false when ctx ends first.
+func (ks *keyLocks) lock(ctx context.Context, key string) bool {
+	ks.mu.Lock()
+	if ks.m == nil {
+		ks.m = map[string]*keyLock{}
+	}
+	l := ks.m[key]
+	if l == nil {
+		l = &keyLock{held: make(chan struct{}, 1)}
+		ks.m[key] = l
+	}
+	l.refs++
+	ks.mu.Unlock()
+	select {
+	case l.held <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		ks.drop(key, l)
+		return false
+	}
+}
+
+func (ks *keyLocks) unlock(key string) {
+	ks.mu.Lock()
+	l := ks.m[key]
+	ks.mu.Unlock()
+	<-l.held
+	ks.drop(key, l)
+}
+
+// drop ends one write's interest in l.
+func (ks *keyLocks) drop(key string, l *keyLock) {
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	if l.refs--; l.refs == 0 {
+		delete(ks.m, key)
+	}
 }
 
 // InCall is a Link done with a request's payload when Do returns, however
@@ -131,7 +205,10 @@ func (p *partSink) BorrowsParts() bool {
 	return ok && l.SendsInCall()
 }
 
-func (p *partSink) release() { p.end.Do(func() { <-p.c.uploads }) }
+func (p *partSink) release() {
+	<-p.c.uploads
+	p.c.streaming.unlock(p.key)
+}
 
 func (p *partSink) WritePart(off int64, part []byte) error {
 	if err := p.failed(); err != nil {
@@ -172,24 +249,33 @@ func (p *partSink) failed() error {
 	return p.err
 }
 
+// Commit sends the header once every part is through. A write that
+// fails is aborted before the key is given back, so no part of it is left
+// open for the key's next write on this connection.
 func (p *partSink) Commit(hdr []byte) error {
-	defer p.release()
 	p.wg.Wait()
-	if err := p.failed(); err != nil {
+	err := p.failed()
+	if err == nil {
+		_, err = p.c.link.Do(p.ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: p.key, Payload: hdr})
+	}
+	if err != nil {
 		p.Abort()
 		return err
 	}
-	_, err := p.c.link.Do(p.ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: p.key, Payload: hdr})
-	return err
+	p.end.Do(p.release)
+	return nil
 }
 
-// Abort drops the parts sent (best effort: a lost connection drops them too).
+// Abort drops the parts sent (best effort: a lost connection drops them
+// too); after Commit, or a second time, it does nothing.
 func (p *partSink) Abort() {
-	defer p.release()
-	p.wg.Wait()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), abortTimeout)
-	defer cancel()
-	p.c.link.Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutAbort}, Key: p.key})
+	p.end.Do(func() {
+		defer p.release()
+		p.wg.Wait()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), abortTimeout)
+		defer cancel()
+		p.c.link.Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutAbort}, Key: p.key})
+	})
 }
 
 // Splice edits the frame under key on the node (see store.Splicer): only

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -85,14 +84,13 @@ type link struct {
 }
 
 type conn struct {
-	c       net.Conn
-	wmu     chan struct{} // one writer at a time; waiting honours the caller's context
-	w       *wire.Writer  // under wmu
-	pmu     sync.Mutex
-	pending map[uint64]chan *wire.Message
-	nextID  atomic.Uint64
-	dead    chan struct{}
-	err     error
+	c     net.Conn
+	wmu   chan struct{} // one writer at a time; waiting honours the caller's context
+	w     *wire.Writer  // under wmu
+	pmu   sync.Mutex
+	calls remote.Calls // under pmu
+	dead  chan struct{}
+	err   error
 }
 
 func (l *link) connect() (*conn, error) {
@@ -131,15 +129,31 @@ func (l *link) connect() (*conn, error) {
 		nc.Close()
 		return nil, err
 	}
-	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), pending: map[uint64]chan *wire.Message{}, dead: make(chan struct{})}
+	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), dead: make(chan struct{})}
 	go cc.readLoop()
 	l.conn = cc
 	return cc, nil
 }
 
-// rangeOrWhole allocates every payload whole, a range of a frame in
-// memory the reader gives back (see remote.RangeBuffer).
-func rangeOrWhole(m *wire.Message, n uint64) ([]byte, error) { return remote.RangeBuffer(m, n), nil }
+// errGone refuses the payload of a response whose caller gave up: it is
+// read and dropped.
+var errGone = errs.New(errs.Timeout, "the caller gave up")
+
+// admit checks a response against its request before its payload of n
+// bytes is read (see remote.Calls), and gives the buffer it is read into
+// (see remote.StreamBuffer).
+func (cc *conn) admit(m *wire.Message, n uint64) ([]byte, error) {
+	cc.pmu.Lock()
+	keep, err := cc.calls.Admit(&m.Header, n)
+	cc.pmu.Unlock()
+	switch {
+	case err != nil:
+		return nil, &wire.Stop{Err: err}
+	case !keep:
+		return nil, errGone
+	}
+	return remote.StreamBuffer(m, n), nil
+}
 
 func (cc *conn) readLoop() {
 	defer func() {
@@ -149,17 +163,15 @@ func (cc *conn) readLoop() {
 	}()
 	r := wire.NewReader(bufio.NewReaderSize(cc.c, 256<<10))
 	for {
-		m, err := r.Read(wire.DefaultMaxMessage, rangeOrWhole)
+		m, err := r.Read(wire.DefaultMaxMessage, cc.admit)
+		if err == nil {
+			cc.pmu.Lock()
+			err = cc.calls.Deliver(m)
+			cc.pmu.Unlock()
+		}
 		if err != nil {
 			cc.fail(err)
 			return
-		}
-		cc.pmu.Lock()
-		ch := cc.pending[m.ID]
-		delete(cc.pending, m.ID)
-		cc.pmu.Unlock()
-		if ch != nil {
-			ch <- m
 		}
 	}
 }
@@ -177,23 +189,34 @@ func (cc *conn) fail(err error) {
 	cc.c.Close()
 }
 
-func (cc *conn) forget(id uint64) {
+// forget gives up call id: remove when its request was not sent, else
+// its response is dropped when it comes.
+func (cc *conn) forget(id uint64, sent bool) {
 	cc.pmu.Lock()
-	delete(cc.pending, id)
+	var err error
+	if sent {
+		err = cc.calls.Forget(id)
+	} else {
+		cc.calls.Remove(id)
+	}
 	cc.pmu.Unlock()
+	if err != nil {
+		cc.fail(err)
+	}
 }
 
 // Do sends a request and waits for its response; the caller's context and
 // the link's timeout bound every wait: for the writer's turn, the write
 // (a write cut short ends the connection) and the response.
 func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
+	if ctx.Err() != nil { // nothing to send for a call already over
+		return nil, remote.CtxErr(ctx, m.Op, l.addr)
+	}
 	cc, err := l.connect()
 	if err != nil {
 		return nil, err
 	}
 	lost := func() error { return remote.Lost(cc.err, l.addr) }
-	m.ID = cc.nextID.Add(1)
-	ch := make(chan *wire.Message, 1)
 	cc.pmu.Lock()
 	select {
 	case <-cc.dead:
@@ -201,12 +224,10 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 		return nil, lost()
 	default:
 	}
-	cc.pending[m.ID] = ch
+	ch := make(chan *wire.Message, 1)
+	cc.calls.Add(m, ch)
 	cc.pmu.Unlock()
-	deadline := time.Now().Add(l.opts.Timeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline, within := remote.Deadline(ctx, l.opts.Timeout)
 	timer := time.NewTimer(time.Until(deadline)) // one for every wait of this call
 	defer timer.Stop()
 	select {
@@ -217,11 +238,14 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 		case <-cc.dead:
 			return nil, lost()
 		case <-ctx.Done():
-			cc.forget(m.ID)
+			cc.forget(m.ID, false)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, errs.Wrap(errs.Timeout, ctx.Err(), "%s: could not send to %s within %v", m.Op, l.addr, within)
+			}
 			return nil, remote.CtxErr(ctx, m.Op, l.addr)
 		case <-timer.C:
-			cc.forget(m.ID)
-			return nil, errs.New(errs.Timeout, "%s: could not send to %s within %v", m.Op, l.addr, l.opts.Timeout)
+			cc.forget(m.ID, false)
+			return nil, errs.New(errs.Timeout, "%s: could not send to %s within %v", m.Op, l.addr, within)
 		}
 	}
 	cc.c.SetWriteDeadline(deadline)
@@ -234,15 +258,15 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 	<-cc.wmu
 	if err != nil {
 		cc.fail(err)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, remote.CtxErr(ctx, m.Op, l.addr)
 		}
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return nil, errs.Wrap(errs.Timeout, err, "%s: could not send to %s in time", m.Op, l.addr)
+		if ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, errs.Wrap(errs.Timeout, err, "%s: could not send to %s within %v", m.Op, l.addr, within)
 		}
 		return nil, lost()
 	}
-	return remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr, lost, func() { cc.forget(m.ID) })
+	return remote.Await(ctx, ch, cc.dead, timer.C, within, m.Op, l.addr, lost, func() { cc.forget(m.ID, true) })
 }
 
 // SendsInCall: Do writes the whole request itself, cut short on a

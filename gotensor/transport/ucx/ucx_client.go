@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	"math"
 	"net/url"
 	"os"
 	"runtime"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -44,18 +47,17 @@ type ucxLink struct {
 	mu     sync.Mutex // one connect at a time
 	closed bool
 
-	conn   *ucxConn                // worker thread only
-	ready  atomic.Pointer[ucxConn] // the authenticated connection, for any goroutine
-	nextID uint64                  // worker thread only
+	conn  *ucxConn                // worker thread only
+	ready atomic.Pointer[ucxConn] // the authenticated connection, for any goroutine
 }
 
 // ucxConn is one endpoint's life: its requests in flight and its handshake.
 type ucxConn struct {
-	ep      C.ucp_ep_h
-	pending map[uint64]chan *wire.Message
-	hs      chan []byte
-	dead    chan struct{}
-	err     error
+	ep    C.ucp_ep_h
+	calls remote.Calls // worker thread only
+	hs    chan []byte
+	dead  chan struct{}
+	err   error
 }
 
 // Open opens ucx://host:port[?token=..&timeout=30s&transports=tcp&rma=1MiB].
@@ -155,7 +157,7 @@ func (l *ucxLink) connect(ctx context.Context) (*ucxConn, error) {
 
 // dial opens an endpoint and sends the hello.
 func (l *ucxLink) dial() (*ucxConn, error) {
-	cc := &ucxConn{pending: map[uint64]chan *wire.Message{}, hs: make(chan []byte, 2), dead: make(chan struct{})}
+	cc := &ucxConn{hs: make(chan []byte, 2), dead: make(chan struct{})}
 	hello := wire.Hello()
 	rc := C.int(C.UCS_ERR_CANCELED)
 	l.w.call(func() {
@@ -228,7 +230,7 @@ func (l *ucxLink) sendFailed(cc *ucxConn) func(C.int) {
 
 func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, _ func()) {
 	cc := l.conn
-	if cc == nil {
+	if cc == nil || cc.ep != ep { // an endpoint this link has closed
 		return
 	}
 	if amID == C.GT_AM_HANDSHAKE {
@@ -244,9 +246,8 @@ func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, _ func()) 
 		return
 	}
 	m.Payload = payload
-	if ch := cc.pending[m.ID]; ch != nil {
-		delete(cc.pending, m.ID)
-		ch <- m
+	if err := cc.calls.Deliver(m); err != nil { // checked against its request, as in rndvBuffer
+		l.fail(cc, err)
 	}
 }
 
@@ -264,7 +265,16 @@ func (l *ucxLink) onEpError(ep C.ucp_ep_h, status C.int) {
 	}
 }
 
+// rndvBuffer admits a response's payload of n bytes once it answers a
+// request in flight as that request may be answered (see remote.Calls);
+// one that does not ends the connection, and one whose caller gave up is
+// dropped. A payload that would not fit this machine's memory fails its
+// call: allocating it would end the process.
 func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]byte, func(), bool) {
+	cc := l.conn
+	if cc == nil || cc.ep != ep { // an endpoint this link has closed
+		return nil, nil, false
+	}
 	if amID != C.GT_AM_MSG {
 		l.onBadAM(ep, wire.Protocol("a %d-byte payload on active message %d", n, amID))
 		return nil, nil, false
@@ -274,8 +284,30 @@ func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]
 		l.onBadAM(ep, err)
 		return nil, nil, false
 	}
+	keep, err := cc.calls.Admit(&h.Header, n)
+	switch {
+	case err != nil:
+		l.fail(cc, err)
+		return nil, nil, false
+	case !keep:
+		cc.calls.Deliver(h) // drops it
+		return nil, nil, false
+	case n > memTotal():
+		cc.calls.Refuse(h.ID, errs.New(errs.Unavailable, "a %s response of %d bytes from %s exceeds this machine's %d bytes of memory",
+			h.Op, n, l.addr, memTotal()))
+		return nil, nil, false
+	}
 	return remote.RangeBuffer(h, n), func() {}, true // frame bytes land in memory the reader gives back
 }
+
+// memTotal is this machine's memory (no bound when unknown).
+var memTotal = sync.OnceValue(func() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil || si.Totalram == 0 {
+		return math.MaxUint64
+	}
+	return uint64(si.Totalram) * uint64(max(si.Unit, 1))
+})
 
 func (l *ucxLink) Close() {
 	l.mu.Lock()
@@ -326,9 +358,7 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message
 			close(sent)
 			return
 		}
-		l.nextID++
-		m.ID = l.nextID
-		cc.pending[m.ID] = ch
+		cc.calls.Add(m, ch)
 		failed := l.sendFailed(cc)
 		l.w.send(cc.ep, C.GT_AM_MSG, wire.AMHeader(m, len(m.Payload)), m.Payload, func(status C.int) {
 			close(sent)
@@ -338,11 +368,18 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message
 	if !ok {
 		return nil, errs.New(errs.Closed, "store ucx://%s is closed", l.addr)
 	}
-	timer := time.NewTimer(l.opts.Timeout)
+	deadline, within := remote.Deadline(ctx, l.opts.Timeout)
+	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	resp, err := remote.Await(ctx, ch, cc.dead, timer.C, l.opts.Timeout, m.Op, l.addr,
+	resp, err := remote.Await(ctx, ch, cc.dead, timer.C, within, m.Op, l.addr,
 		func() error { return l.unavailable(cc.err) },
-		func() { l.w.run(func() { delete(cc.pending, m.ID) }) })
+		func() {
+			l.w.run(func() {
+				if err := cc.calls.Forget(m.ID); err != nil {
+					l.fail(cc, err)
+				}
+			})
+		})
 	l.awaitSent(cc, sent, err)
 	return resp, err
 }

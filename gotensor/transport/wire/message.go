@@ -6,6 +6,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 
@@ -120,9 +121,18 @@ func Protocol(format string, args ...any) error {
 }
 
 // Alloc gives the buffer a payload of n bytes is read into (n bytes: read
-// whole; less capacity: grown as bytes arrive), or an error to refuse it.
+// whole; less capacity: grown as bytes arrive), or an error to refuse it
+// (the payload is read and dropped), or a Stop to end the read there.
 // It may set m.Release.
 type Alloc func(m *Message, n uint64) ([]byte, error)
+
+// Stop, returned by an Alloc, ends the read without reading the payload:
+// Read returns Err. The peer announced a payload the receiver will not
+// take at all, and the connection cannot go on (its bytes are not read).
+type Stop struct{ Err error }
+
+func (s *Stop) Error() string { return s.Err.Error() }
+func (s *Stop) Unwrap() error { return s.Err }
 
 // Whole allocates every payload whole (a client reading its server).
 func Whole(_ *Message, n uint64) ([]byte, error) { return make([]byte, n), nil }
@@ -166,6 +176,9 @@ func (rd *Reader) Read(maxPayload uint64, alloc Alloc) (*Message, error) {
 		return m, nil
 	}
 	buf, err := alloc(m, n)
+	if stop := (*Stop)(nil); errors.As(err, &stop) {
+		return nil, stop.Err
+	}
 	if err != nil { // drop the payload without holding it
 		m.Refused = err
 		if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {

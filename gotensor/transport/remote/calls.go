@@ -1,0 +1,166 @@
+package remote
+
+import (
+	"encoding/binary"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
+)
+
+// A client takes from its server only what it asked for: a response must
+// answer a request in flight with that request's op, and carry no more
+// payload than the request can receive. Anything else is a protocol error,
+// found from the header before any payload buffer is allocated: the call
+// it claims to answer fails with it, and the connection ends (its stream
+// can no longer be trusted).
+
+const (
+	// MaxErrorText bounds an error response's message.
+	MaxErrorText = 64 << 10
+	// maxSmall bounds the payload of a response no request sizes that is
+	// never large (usage).
+	maxSmall = 1 << 20
+	// maxGone bounds the calls on one connection whose callers gave up and
+	// whose responses have not come (each is kept to tell its late answer
+	// from a stray one): a server that leaves that many unanswered is not
+	// answering, and the connection ends.
+	maxGone = 1 << 16
+)
+
+// Calls are one connection's requests awaiting responses, by id. The
+// caller serializes every use (a mutex, or the one thread that owns it).
+type Calls struct {
+	last uint64 // the last id given
+	m    map[uint64]*call
+	gone int // calls in m whose callers gave up
+}
+
+type call struct {
+	ch   chan *wire.Message
+	op   wire.Op
+	max  uint64 // the most payload a success carries
+	gone bool   // the caller gave up: the response is checked and dropped
+}
+
+// Add gives m an id and registers it: its response, or a message whose
+// Refused is the call's error, is sent on ch (which must have room).
+func (cs *Calls) Add(m *wire.Message, ch chan *wire.Message) {
+	if cs.m == nil {
+		cs.m = map[uint64]*call{}
+	}
+	cs.last++
+	m.ID = cs.last
+	cs.m[m.ID] = &call{ch: ch, op: m.Op, max: Receivable(m)}
+}
+
+// Remove drops call id, whose request was never sent.
+func (cs *Calls) Remove(id uint64) {
+	if c := cs.m[id]; c != nil {
+		if c.gone {
+			cs.gone--
+		}
+		delete(cs.m, id)
+	}
+}
+
+// Forget marks call id, whose request was sent, as given up: its response
+// is still checked when it comes, then dropped. An error says too many
+// are unanswered: the connection should end.
+func (cs *Calls) Forget(id uint64) error {
+	c := cs.m[id]
+	if c == nil || c.gone {
+		return nil
+	}
+	c.gone = true
+	cs.gone++
+	if cs.gone > maxGone {
+		return errs.New(errs.Unavailable, "%d requests left unanswered", cs.gone)
+	}
+	return nil
+}
+
+// Admit checks a response's header before its payload of n bytes is
+// read: keep says to read it (false: the caller gave up, drop it); an
+// error is a protocol error, already handed to the call it names, and the
+// connection must end.
+func (cs *Calls) Admit(h *wire.Header, n uint64) (keep bool, err error) {
+	c, err := cs.check(h, n)
+	if err != nil {
+		return false, err
+	}
+	return !c.gone, nil
+}
+
+// Deliver hands response m, read whole (or its payload dropped), to its
+// call; an error is a protocol error, handed to the call it names, and
+// the connection must end.
+func (cs *Calls) Deliver(m *wire.Message) error {
+	c, err := cs.check(&m.Header, m.PayloadLen())
+	if err != nil {
+		return err
+	}
+	cs.Remove(m.ID)
+	if !c.gone {
+		c.ch <- m
+	}
+	return nil
+}
+
+// Refuse fails call id with err (the response it has will not be taken).
+func (cs *Calls) Refuse(id uint64, err error) {
+	if c := cs.m[id]; c != nil {
+		cs.Remove(id)
+		if !c.gone {
+			c.ch <- &wire.Message{Header: wire.Header{Op: c.op, ID: id}, Refused: err}
+		}
+	}
+}
+
+// check finds the call h answers and checks h and its payload length n
+// against that call's request.
+func (cs *Calls) check(h *wire.Header, n uint64) (*call, error) {
+	c := cs.m[h.ID]
+	if c == nil {
+		if h.ID == 0 || h.ID > cs.last {
+			return nil, wire.Protocol("a %s response to request %d, which was never sent", h.Op, h.ID)
+		}
+		return nil, wire.Protocol("a %s response to request %d, which was answered already", h.Op, h.ID)
+	}
+	var err error
+	limit := c.max
+	if h.Status != 0 {
+		limit = MaxErrorText
+	}
+	switch {
+	case h.Op != c.op && !(c.op == wire.OpPutCommit && h.Op == wire.OpPut): // a commit is answered as the put it became
+		err = wire.Protocol("a %s response to a %s request", h.Op, c.op)
+	case n > limit:
+		what := "response"
+		if h.Status != 0 {
+			what = "error response"
+		}
+		err = wire.Protocol("a %s %s of %d bytes, more than the %d the request takes", c.op, what, n, limit)
+	}
+	if err != nil {
+		cs.Refuse(h.ID, err)
+		return nil, err
+	}
+	return c, nil
+}
+
+// Receivable is the most payload a successful response to request m may
+// carry: what it asked for (get-range), a frame or a listing (get, head,
+// list: up to the message limit), a usage report, or nothing.
+func Receivable(m *wire.Message) uint64 {
+	switch m.Op {
+	case wire.OpGet, wire.OpHead, wire.OpList:
+		return wire.DefaultMaxMessage
+	case wire.OpGetRange:
+		if len(m.Payload) == 8 {
+			return binary.LittleEndian.Uint64(m.Payload)
+		}
+	case wire.OpUsage:
+		return maxSmall
+	}
+	return 0
+}

@@ -125,6 +125,14 @@ func (h *MemHandle) Usage() Usage {
 	return h.Mem.Usage()
 }
 
+// Used is the store's (see Mem.Used); 0 once this handle is closed.
+func (h *MemHandle) Used() int64 {
+	if h.closed.Load() {
+		return 0
+	}
+	return h.Mem.Used()
+}
+
 // Close ends this handle; the last one closes the store.
 func (h *MemHandle) Close() error {
 	h.once.Do(func() {

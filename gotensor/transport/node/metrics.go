@@ -1,35 +1,17 @@
 package node
 
 import (
-	"context"
-	"errors"
-	"net"
-	"net/http"
-	"time"
-
-	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/transport/metrics"
 )
 
-// serveMetrics serves the node's Prometheus metrics on addr in the
-// background; the collector it returns observes the node's requests.
-func (n *Node) serveMetrics(addr string, logf func(string, ...any)) (*metrics.Node, error) {
+// serveMetrics serves the node's Prometheus metrics at /metrics (see
+// serveHTTP); the collector it returns observes the node's requests.
+func (n *Node) serveMetrics(addr string, authenticate bool, web webConfig) (*metrics.Node, error) {
 	m := metrics.New(n.store, n.budget.Held)
-	ln, err := net.Listen("tcp", addr)
+	e, err := serveHTTP("metrics", addr, m.Handler(), authenticate, web)
 	if err != nil {
-		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen for metrics on %s", addr)
+		return nil, err
 	}
-	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && logf != nil {
-			logf("gotensor serve: metrics: %v", err)
-		}
-	}()
-	n.metricsAddr = ln.Addr().String()
-	n.stopMetrics = func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}
+	n.metrics = e
 	return m, nil
 }

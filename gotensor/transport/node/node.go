@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -28,22 +29,33 @@ type ServeOptions struct {
 	TLSCert   string // PEM certificate (chain): a tcp node then speaks TLS 1.3
 	TLSKey    string // its PEM private key
 	CapHeap   bool   // a process of its own: keep the Go heap just above Capacity (see capHeap)
-	Metrics   string // host:port to serve Prometheus metrics at /metrics on ("": none); loopback unless a token is set
-	Pprof     string // host:port to serve Go's profiles at /debug/pprof/ on ("": none); loopback unless a token is set
-	Logf      func(format string, args ...any)
+	// Metrics is the host:port to serve Prometheus metrics at /metrics on
+	// ("": none): loopback, or with a token any address, whose requests
+	// must then carry it (see http.go).
+	Metrics string
+	// Pprof is the host:port to serve Go's profiles at /debug/pprof/ on
+	// ("": none): loopback unless PprofPublic.
+	Pprof string
+	// PprofPublic allows a non-loopback Pprof address: it needs a token,
+	// and requests there must carry it.
+	PprofPublic bool
+	// PayloadIdle and UploadIdle bound how long a stalled payload or
+	// streamed upload holds its reservation (see serve.Config; 0: the
+	// defaults, negative: no limit).
+	PayloadIdle time.Duration
+	UploadIdle  time.Duration
+	Logf        func(format string, args ...any)
 }
 
 // Node is a running memory node.
 type Node struct {
-	url         string
-	addr        string
-	metricsAddr string
-	stop        func()
-	stopMetrics func()
-	pprofAddr   string
-	stopPprof   func()
-	store       store.Store
-	budget      *serve.Budget
+	url     string
+	addr    string
+	stop    func()
+	metrics *httpEndpoint // nil without ServeOptions.Metrics
+	pprof   *httpEndpoint // nil without ServeOptions.Pprof
+	store   store.Store
+	budget  *serve.Budget
 }
 
 // URL is what clients open, e.g. tcp://127.0.0.1:7707.
@@ -53,10 +65,16 @@ func (n *Node) URL() string { return n.url }
 func (n *Node) Addr() string { return n.addr }
 
 // MetricsAddr is the host:port serving /metrics ("" without ServeOptions.Metrics).
-func (n *Node) MetricsAddr() string { return n.metricsAddr }
+func (n *Node) MetricsAddr() string { return n.metrics.address() }
+
+// MetricsURL is where the metrics are: http(s)://host:port/metrics ("" without them).
+func (n *Node) MetricsURL() string { return n.metrics.at("/metrics") }
 
 // PprofAddr is the host:port serving /debug/pprof/ ("" without ServeOptions.Pprof).
-func (n *Node) PprofAddr() string { return n.pprofAddr }
+func (n *Node) PprofAddr() string { return n.pprof.address() }
+
+// PprofURL is where the profiles are: http(s)://host:port/debug/pprof/ ("" without them).
+func (n *Node) PprofURL() string { return n.pprof.at("/debug/pprof/") }
 
 // Store is what the node serves.
 func (n *Node) Store() store.Store { return n.store }
@@ -67,19 +85,25 @@ func (n *Node) Budget() *serve.Budget { return n.budget }
 // Shutdown stops serving and closes the store.
 func (n *Node) Shutdown() error {
 	n.stop()
-	n.stopMetrics()
-	n.stopPprof()
+	n.stopHTTP()
 	return n.store.Close()
+}
+
+// stopHTTP stops the HTTP endpoints.
+func (n *Node) stopHTTP() {
+	for _, e := range []*httpEndpoint{n.metrics, n.pprof} {
+		if e != nil {
+			e.stop()
+		}
+	}
 }
 
 // CheckListenAddr refuses a non-loopback address without a token.
 func CheckListenAddr(addr string, token []byte) error {
-	host, _, err := net.SplitHostPort(addr)
+	loopback, err := isLoopback(addr)
 	if err != nil {
-		return errs.Wrap(errs.InvalidArgument, err, "bad listen address %q", addr)
+		return err
 	}
-	ip := net.ParseIP(host)
-	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
 	if !loopback && len(token) == 0 {
 		return errs.New(errs.InvalidArgument, "refusing to listen on non-loopback %q without a token (--token-file)", addr)
 	}
@@ -100,6 +124,14 @@ func capHeap(capacity int64) {
 	if cur := debug.SetMemoryLimit(-1); cur < limit || cur == math.MaxInt64 {
 		debug.SetMemoryLimit(limit)
 	}
+}
+
+// orDiscard is logf, or a log that drops every line.
+func orDiscard(logf func(string, ...any)) func(string, ...any) {
+	if logf == nil {
+		return func(string, ...any) {}
+	}
+	return logf
 }
 
 func readToken(file string) ([]byte, error) {
@@ -142,11 +174,14 @@ func Start(o ServeOptions) (*Node, error) {
 	if err := CheckListenAddr(o.Listen, token); err != nil {
 		return nil, err
 	}
-	for _, addr := range []string{o.Metrics, o.Pprof} {
-		if addr == "" {
-			continue
+	var metricsAuth, pprofAuth bool
+	if o.Metrics != "" {
+		if metricsAuth, err = checkHTTPAddr("metrics", "--metrics", o.Metrics, token, true); err != nil {
+			return nil, err
 		}
-		if err := CheckListenAddr(addr, token); err != nil {
+	}
+	if o.Pprof != "" {
+		if pprofAuth, err = checkHTTPAddr("Go's profiles", "--pprof", o.Pprof, token, o.PprofPublic); err != nil {
 			return nil, err
 		}
 	}
@@ -173,10 +208,11 @@ func Start(o ServeOptions) (*Node, error) {
 	} else {
 		st = store.NewMem("mem://serve", o.Capacity)
 	}
-	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st), stopMetrics: func() {}, stopPprof: func() {}}
-	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, Logf: o.Logf}
+	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st)}
+	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, PayloadIdle: o.PayloadIdle, UploadIdle: o.UploadIdle, Logf: o.Logf}
+	web := webConfig{token: token, tls: tlsCfg, logf: o.Logf, errLog: serve.NewLogLimiter(orDiscard(o.Logf), serve.RefusedLogEvery, time.Now)}
 	if o.Metrics != "" {
-		obs, err := n.serveMetrics(o.Metrics, o.Logf)
+		obs, err := n.serveMetrics(o.Metrics, metricsAuth, web)
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -184,8 +220,8 @@ func Start(o ServeOptions) (*Node, error) {
 		cfg.Observer = obs
 	}
 	if o.Pprof != "" {
-		if err := n.servePprof(o.Pprof, o.Logf); err != nil {
-			n.stopMetrics()
+		if err := n.servePprof(o.Pprof, pprofAuth, web); err != nil {
+			n.stopHTTP()
 			st.Close()
 			return nil, err
 		}
@@ -193,8 +229,7 @@ func Start(o ServeOptions) (*Node, error) {
 	if o.Transport == "ucx" {
 		s, err := ucx.Listen(o.Listen, cfg, ucx.ConfigFor(o.UCXTLS, o.Listen))
 		if err != nil {
-			n.stopMetrics()
-			n.stopPprof()
+			n.stopHTTP()
 			st.Close()
 			return nil, err
 		}
@@ -203,8 +238,7 @@ func Start(o ServeOptions) (*Node, error) {
 	}
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		n.stopMetrics()
-		n.stopPprof()
+		n.stopHTTP()
 		st.Close()
 		return nil, errs.Wrap(errs.Unavailable, err, "cannot listen on %s", o.Listen)
 	}

@@ -42,7 +42,7 @@ const PartsPooled = 256 << 20
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
 	lender, _ := st.(store.Lender)
-	return &Budget{capacity: capacity, lender: lender, parts: pool.NewBytes(PartsPooled, 64), stored: func() int64 { return st.Usage().Bytes }, size: func(key string) int64 {
+	return &Budget{capacity: capacity, lender: lender, parts: pool.NewBytes(PartsPooled, 64), stored: usedOf(st), size: func(key string) int64 {
 		_, n, err := st.Head(context.Background(), key, 0)
 		if err != nil {
 			return 0
@@ -51,14 +51,23 @@ func NewBudget(capacity int64, st store.Store) *Budget {
 	}}
 }
 
+// usedOf is what counts against st's capacity: a store that charges more
+// than its frames' bytes (a Mem store counts its keys) says how much.
+func usedOf(st store.Store) func() int64 {
+	if u, ok := st.(interface{ Used() int64 }); ok {
+		return u.Used
+	}
+	return func() int64 { return st.Usage().Bytes }
+}
+
 // Reserve holds n bytes; release gives them back (once).
 func (b *Budget) Reserve(n uint64) (release func(), err error) { return b.reserve(n, "") }
 
-// ReserveFor holds n bytes of m's payload; a put (whole, in parts or
-// one-sided) may use the room of the frame it replaces.
+// ReserveFor holds n bytes of m's payload; a put (whole, in parts and
+// their commit, or one-sided) may use the room of the frame it replaces.
 func (b *Budget) ReserveFor(m *wire.Message, n uint64) (release func(), err error) {
 	switch m.Op {
-	case wire.OpPut, wire.OpPutPart, wire.OpPutRMA:
+	case wire.OpPut, wire.OpPutPart, wire.OpPutCommit, wire.OpPutRMA:
 		return b.reserve(n, m.Key)
 	}
 	return b.reserve(n, "")

@@ -30,7 +30,7 @@ func (l *lending) Lease(ctx context.Context, key string) ([]byte, func(), error)
 // A put is received into memory the store lends, handed back when the store
 // refuses it; a get carries a lease that the sender ends.
 func TestLentAndLeasedFrames(t *testing.T) {
-	st := &lending{Mem: store.NewMem("mem://t", 100)}
+	st := &lending{Mem: store.NewMem("mem://t", 100+store.KeyOverhead+1)} // 100 bytes of frames under "k"
 	b := NewBudget(1000, st)
 	put := func(n int) *wire.Message {
 		m := &wire.Message{Header: wire.Header{Op: wire.OpPut}, Key: "k"}

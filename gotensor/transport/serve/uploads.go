@@ -2,6 +2,7 @@ package serve
 
 import (
 	"sync"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -16,12 +17,20 @@ import (
 // assembled in memory the store lends, and the parts' memory, once copied
 // into it, goes back to the budget for the next upload's parts.
 
+// An upload that waits longer than Config.UploadIdle for its next part or
+// its commit is dropped and gives its budget back: a client that stalls
+// cannot hold the node's capacity. Its key stays open, failed, until the
+// client's commit or abort, so the client hears why rather than of parts
+// missing.
+
 // Uploads are one connection's streamed writes in progress.
 type Uploads struct {
 	mu     sync.Mutex
 	open   map[string]*upload
 	limit  uint64
 	budget *Budget
+	idle   time.Duration // see Config.UploadIdle (<= 0: none)
+	logf   func(format string, args ...any)
 }
 
 type upload struct {
@@ -29,6 +38,9 @@ type upload struct {
 	releases []func()
 	lent     [][]byte     // parts' buffers, to give back once copied or dropped
 	giveBack func([]byte) // where they go
+	touched  time.Time    // the last part's arrival
+	timer    *time.Timer  // drops the upload once idle
+	failed   error        // why it was dropped (its parts are gone)
 }
 
 func (u *upload) release() {
@@ -37,6 +49,9 @@ func (u *upload) release() {
 		r()
 	}
 	u.releases = nil
+	if u.timer != nil {
+		u.timer.Stop()
+	}
 }
 
 // recycle gives the parts' buffers back; the parts must no longer be used.
@@ -47,10 +62,41 @@ func (u *upload) recycle() {
 	u.lent = nil
 }
 
-// NewUploads keeps uploads of frames of at most limit bytes, received
-// within budget.
-func NewUploads(limit uint64, budget *Budget) *Uploads {
-	return &Uploads{open: map[string]*upload{}, limit: limit, budget: budget}
+// NewUploads keeps one connection's uploads, of frames of at most
+// cfg.MaxMessage bytes received within cfg.Budget, for cfg.UploadIdle
+// between parts.
+func NewUploads(cfg Config) *Uploads {
+	cfg = cfg.WithDefaults()
+	return &Uploads{open: map[string]*upload{}, limit: cfg.MaxMessage, budget: cfg.Budget, idle: cfg.UploadIdle, logf: cfg.Logf}
+}
+
+// touch notes a part's arrival: the upload's idle time starts again.
+func (u *Uploads) touch(key string, up *upload) {
+	if u.idle <= 0 {
+		return
+	}
+	up.touched = time.Now()
+	if up.timer == nil {
+		up.timer = time.AfterFunc(u.idle, func() { u.expire(key, up) })
+	}
+}
+
+// expire drops up, key's upload, if it has been idle for u.idle.
+func (u *Uploads) expire(key string, up *upload) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.open[key] != up || up.failed != nil {
+		return // committed, aborted or dropped meanwhile
+	}
+	if wait := u.idle - time.Since(up.touched); wait > 0 {
+		up.timer.Reset(wait)
+		return
+	}
+	held := up.parts.Size()
+	up.release()
+	up.parts = nil
+	up.failed = errs.New(errs.Timeout, "streamed write of %q dropped: no part or commit for %v (its parts are gone: write it again)", key, u.idle)
+	u.logf("gotensor serve: streamed write of %d bytes dropped after %v without a part or commit", held, u.idle)
 }
 
 // Handle serves put-part and put-abort, and turns put-commit into the put
@@ -80,6 +126,14 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 			up = &upload{parts: store.NewParts(int64(u.limit))}
 			u.open[m.Key] = up
 		}
+		if up.failed != nil { // dropped while idle: this part has nothing to join
+			if m.Lent != nil {
+				m.Lent(m.Payload)
+			}
+			m.Done()
+			return wire.Fail(m, up.failed)
+		}
+		u.touch(m.Key, up)
 		if m.Release != nil { // the part keeps its budget until the commit
 			up.releases = append(up.releases, m.Release)
 			m.Release = nil
@@ -101,12 +155,21 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 	case wire.OpPutCommit:
 		delete(u.open, m.Key)
 		if up == nil {
+			m.Done()
 			return wire.Fail(m, errs.New(errs.InvalidArgument, "commit of %q without parts", m.Key))
+		}
+		if up.timer != nil {
+			up.timer.Stop()
+		}
+		if up.failed != nil {
+			m.Done()
+			return wire.Fail(m, up.failed)
 		}
 		f, err := commit(up.parts, m.Payload, u.lender())
 		up.recycle() // copied into f, or dropped
 		if err != nil {
 			up.release()
+			m.Done()
 			return wire.Fail(m, err)
 		}
 		m.Op, m.Payload, m.Lent = wire.OpPut, f, u.lender().ReturnFrame

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -93,7 +94,7 @@ func (s *Server) Close() error {
 const inlineMax = 256 << 10
 
 func (s *Server) serveConn(c net.Conn) {
-	ups := serve.NewUploads(s.cfg.MaxMessage, s.cfg.Budget)
+	ups := serve.NewUploads(s.cfg)
 	var inflight sync.WaitGroup
 	defer func() {
 		if r := recover(); r != nil {
@@ -111,13 +112,18 @@ func (s *Server) serveConn(c net.Conn) {
 		tc.SetNoDelay(true)
 	}
 	if err := wire.ServerHandshake(c, s.cfg.Token); err != nil {
-		s.cfg.Logf("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
+		s.cfg.LogRefused("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
 		if errs.Is(err, errs.Unauthorized) || errs.Is(err, errs.CorruptData) {
 			s.cfg.Observer.Refused()
 		}
 		return
 	}
-	r := wire.NewReader(bufio.NewReaderSize(c, 256<<10))
+	ic := &idleConn{Conn: c, idle: s.cfg.PayloadIdle}
+	r := wire.NewReader(bufio.NewReaderSize(ic, 256<<10))
+	alloc := func(m *wire.Message, n uint64) ([]byte, error) {
+		ic.inPayload = true // what remains of m is its payload: it must keep coming
+		return s.cfg.Budget.Alloc(m, n)
+	}
 	w := wire.NewWriter(c)
 	var wmu sync.Mutex
 	sem := make(chan struct{}, s.cfg.MaxInflight)
@@ -130,9 +136,13 @@ func (s *Server) serveConn(c net.Conn) {
 	}
 	ctx := context.Background()
 	for {
-		m, err := r.Read(s.cfg.MaxMessage, s.cfg.Budget.Alloc)
+		m, err := r.Read(s.cfg.MaxMessage, alloc)
+		ic.inPayload = false
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				s.cfg.Logf("gotensor serve: %s: closing: no byte of a payload for %v", c.RemoteAddr(), ic.idle)
+			case !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
 				s.cfg.Logf("gotensor serve: %s: closing: %v", c.RemoteAddr(), err)
 			}
 			return // a malformed message closes this connection only
@@ -179,4 +189,28 @@ func (s *Server) serveConn(c net.Conn) {
 			}
 		}()
 	}
+}
+
+// idleConn is a server's connection as its reading goroutine sees it:
+// while a payload is being read, each read must bring bytes within idle,
+// so a client that announces a payload and stalls gives back what the
+// payload holds of the budget (the connection closes). Between messages
+// a connection may idle as long as it likes.
+type idleConn struct {
+	net.Conn
+	idle      time.Duration // <= 0: no limit
+	inPayload bool          // set and read by the reading goroutine only
+	armed     bool          // a read deadline is set
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	switch {
+	case c.inPayload && c.idle > 0:
+		c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+		c.armed = true
+	case c.armed:
+		c.Conn.SetReadDeadline(time.Time{})
+		c.armed = false
+	}
+	return c.Conn.Read(p)
 }

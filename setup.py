@@ -78,8 +78,11 @@ def build_native(dest):
          os.path.join(ROOT, "tools", "gopy"), env)
     out = os.path.join(ROOT, "build", "_gopy")  # gopy wants its output inside the Go module
     shutil.rmtree(out, ignore_errors=True)
+    # -dynamic-link: the extension takes libpython's symbols from the interpreter that loads it, as
+    # extension modules do, rather than linking libpython (which a manylinux wheel may not).
+    env["CGO_LDFLAGS_ALLOW"] = ".*"
     _run([os.path.join(bin_dir, "gopy"), "build", "-output=" + out, "-vm=" + sys.executable,
-          "-rename=true", "-name=gtnative", *(["-build-tags=" + ",".join(tags)] if tags else []), PKG], ROOT, env)
+          "-rename=true", "-name=gtnative", "-dynamic-link=true", *(["-build-tags=" + ",".join(tags)] if tags else []), PKG], ROOT, env)
     os.makedirs(dest, exist_ok=True)
     files = [os.path.join(out, f) for f in ("__init__.py", "go.py", "pybind.py")]
     files += glob.glob(os.path.join(out, "_gtnative*.so"))

@@ -179,9 +179,11 @@ $(CSHARED)/libgotensor.so: $(shell find gotensor cshared -name '*.go' -o -name '
 	mkdir -p $(CSHARED)
 	$(GO) build -tags '$(GOTAGS)' -buildmode=c-shared -o $@ ./cshared
 	cp cshared/gotensor.h $(CSHARED)/gotensor.h
+	sed 's|@DIR@|$(abspath $(CSHARED))|' cshared/gotensor.pc.in > $(CSHARED)/gotensor.pc
+	@echo "link a C program with: cc prog.c \$$(PKG_CONFIG_PATH=$(abspath $(CSHARED)) pkg-config --cflags --libs gotensor)"
 
 c-test: cshared     ## compile and run the C test and example against libgotensor.so
 	$(CC) -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -O1 -Icshared -o $(CSHARED)/gt_test cshared/test/gt_test.c -L$(CSHARED) -lgotensor -Wl,-rpath,'$$ORIGIN' -lpthread
-	$(CC) -std=c11 -Wall -Wextra -Werror -Icshared -o $(CSHARED)/example cshared/example/example.c -L$(CSHARED) -lgotensor -Wl,-rpath,'$$ORIGIN'
+	$(CC) -std=c11 -Wall -Wextra -Werror -o $(CSHARED)/example cshared/example/example.c $$(PKG_CONFIG_PATH=$(CSHARED) pkg-config --cflags --libs gotensor)
 	$(CSHARED)/gt_test
-	$(CSHARED)/example
+	cd / && $(abspath $(CSHARED))/example   # loads libgotensor.so through the rpath pkg-config gave, from anywhere

@@ -14,25 +14,49 @@ import (
 // need none and ignore it, so the same call opens any URL).
 var CommonOptions = []string{"timeout", "token"}
 
+// shownOptions are the options whose values a message may show; any
+// other option's value, a misspelt token= among them, is hidden.
+var shownOptions = []string{"capacity", "fsync", "timeout", "tls", "ca", "rma", "transports", "replicas", "pieces", "token_file"}
+
 // CheckOptions refuses a URL option that is neither one of known nor
-// common: a misspelt option (capcity=) would otherwise be ignored.
+// common (a misspelt option, capcity=, would otherwise be ignored), and an
+// option given twice.
 func CheckOptions(u *url.URL, known ...string) error {
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return errs.New(errs.InvalidArgument, "bad options in store URL %q", RedactURL(u))
 	}
-	for k := range q {
-		if !slices.Contains(known, k) && !slices.Contains(CommonOptions, k) {
-			names := append(slices.Clone(known), CommonOptions...)
-			sort.Strings(names)
-			return errs.New(errs.InvalidArgument, "unknown option %q in store URL %q (%s:// knows %s)",
-				k, RedactURL(u), u.Scheme, strings.Join(names, ", "))
+	names := append(slices.Clone(known), CommonOptions...)
+	sort.Strings(names)
+	for k, vs := range q {
+		if !slices.Contains(names, k) {
+			return errs.New(errs.InvalidArgument, "unknown option %s in store URL %q (%s:// knows %s)",
+				optionName(k), RedactURL(u), u.Scheme, strings.Join(names, ", "))
+		}
+		if len(vs) > 1 {
+			return errs.New(errs.InvalidArgument, "option %s given %d times in store URL %q", optionName(k), len(vs), RedactURL(u))
 		}
 	}
 	return nil
 }
 
-// Redact is a store URL fit for a message: the value of token= hidden.
+// optionName is an option's name fit for a message: quoted where it looks
+// like a name, else not shown (a value pasted where a name belongs).
+func optionName(k string) string {
+	if len(k) == 0 || len(k) > 32 {
+		return "(a name not shown)"
+	}
+	for _, c := range k {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-') {
+			return "(a name not shown)"
+		}
+	}
+	return `"` + k + `"`
+}
+
+// Redact is a store URL fit for a message: only the values of options
+// known to be safe are shown (token= and any option this code does not
+// know, such as a misspelt tokn=, read xxxxx).
 func Redact(rawURL string) string {
 	base, q, ok := strings.Cut(rawURL, "?")
 	if !ok {
@@ -40,8 +64,13 @@ func Redact(rawURL string) string {
 	}
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
-		if k, _, _ := strings.Cut(p, "="); k == "token" {
-			parts[i] = "token=xxxxx"
+		k, _, _ := strings.Cut(p, "=")
+		switch {
+		case slices.Contains(shownOptions, k):
+		case optionName(k) == `"`+k+`"`:
+			parts[i] = k + "=xxxxx"
+		default:
+			parts[i] = "xxxxx"
 		}
 	}
 	return base + "?" + strings.Join(parts, "&")

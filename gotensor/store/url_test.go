@@ -129,3 +129,29 @@ func TestDirOpenTwiceInOneProcess(t *testing.T) {
 	must(t, err)
 	b.Close()
 }
+
+// Only the values of options known to be safe reach a message: a misspelt
+// token= (tokn=, Token=), a value pasted as an option, and an option given
+// twice are refused without showing the secret.
+func TestMisspeltOptionsHideTheirValues(t *testing.T) {
+	dir := t.TempDir()
+	for _, u := range []string{"mem://x?tokn=SEKRIT9", "mem://x?Token=SEKRIT9", "mem://?tokn=SEKRIT9", "file://" + dir + "?tokn=SEKRIT9",
+		"mem://x?SEKRIT9", "mem://x?capacity=1MiB&capacity=2MiB&token=SEKRIT9", "mem://x?token=SEKRIT9&token=SEKRIT9",
+		"mem://x?sekritsekritsekritsekritsekritsekritsekrit=1"} {
+		_, err := Open(u)
+		if !errs.Is(err, errs.InvalidArgument) {
+			t.Errorf("Open(%q) = %v, want InvalidArgument", u, err)
+			continue
+		}
+		if strings.Contains(strings.ToLower(err.Error()), "sekrit") {
+			t.Errorf("Open(%q): the error shows the secret: %v", u, err)
+		}
+	}
+	_, err := Open("mem://x?capacity=1MiB&capacity=2MiB")
+	if err == nil || !strings.Contains(err.Error(), `"capacity" given 2 times`) {
+		t.Errorf("an option given twice: %v", err)
+	}
+	if got := Redact("tcp://h:1?timeout=5s&tokn=abc&ca=/x.pem&token=t"); got != "tcp://h:1?timeout=5s&tokn=xxxxx&ca=/x.pem&token=xxxxx" {
+		t.Errorf("Redact: %s", got)
+	}
+}

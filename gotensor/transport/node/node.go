@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -16,6 +15,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/transport/serve"
 	"github.com/gotensor/gotensor/gotensor/transport/tcp"
 	"github.com/gotensor/gotensor/gotensor/transport/ucx"
+	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
 
 // ServeOptions are `gotensor serve`'s flags.
@@ -142,7 +142,7 @@ func readToken(file string) ([]byte, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.InvalidArgument, err, "reading token file")
 	}
-	token := []byte(strings.TrimSpace(string(b)))
+	token := wire.Token(string(b))
 	if len(token) == 0 {
 		return nil, errs.New(errs.InvalidArgument, "token file %s is empty", file)
 	}

@@ -39,20 +39,29 @@ type Options struct {
 }
 
 // ParseOptions checks u's host:port and options (those every URL takes,
-// and known), and reads token= (else GOTENSOR_TOKEN) and timeout= (default 60s).
+// and known), and reads the token (token=, else token_file=, else
+// GOTENSOR_TOKEN; taken as the node takes its --token-file, see
+// wire.Token) and timeout= (default 60s).
 func ParseOptions(u *url.URL, known ...string) (Options, error) {
 	if _, _, err := HostPort(u); err != nil {
 		return Options{}, err
 	}
-	if err := store.CheckOptions(u, known...); err != nil {
+	if err := store.CheckOptions(u, append(known, "token_file")...); err != nil {
 		return Options{}, err
 	}
 	q := u.Query()
 	token := q.Get("token")
+	if f := q.Get("token_file"); token == "" && f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return Options{}, errs.Wrap(errs.InvalidArgument, err, "reading the token file named by token_file=")
+		}
+		token = string(b)
+	}
 	if token == "" {
 		token = os.Getenv("GOTENSOR_TOKEN")
 	}
-	o := Options{Token: []byte(token), Timeout: 60 * time.Second}
+	o := Options{Token: wire.Token(token), Timeout: 60 * time.Second}
 	if t := q.Get("timeout"); t != "" {
 		d, err := time.ParseDuration(t)
 		if err != nil || d <= 0 {

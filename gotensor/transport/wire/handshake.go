@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -39,6 +40,10 @@ const (
 // leaving: endpoints without peer failure detection (shared memory) learn
 // it no other way.
 const Bye = "GTBY"
+
+// Token is a shared secret as both ends take it, from a file or given
+// inline: without the whitespace around it (a token file's newline).
+func Token(s string) []byte { return []byte(strings.TrimSpace(s)) }
 
 // Hello is the client's opening message.
 func Hello() []byte {

@@ -127,7 +127,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		if errors.Is(err, unix.ENOTDIR) || errors.Is(err, fs.ErrExist) {
 			return nil, errs.New(errs.InvalidArgument, "store directory %s: a file is in the way (want a directory)", dir)
 		}
-		return nil, errs.Wrap(errs.Unavailable, err, "cannot create store directory %s", dir)
+		return nil, errs.Wrap(ioKind(err), err, "cannot create store directory %s", dir)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -143,7 +143,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 	}()
 	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return nil, errs.Wrap(errs.Unavailable, err, "cannot open lock file in %s", dir)
+		return nil, errs.Wrap(ioKind(err), err, "cannot open lock file in %s", dir)
 	}
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		lock.Close()
@@ -191,7 +191,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 	if err != nil {
 		s.closeSlots()
 		lock.Close()
-		return nil, errs.Wrap(errs.Unavailable, err, "cannot index store directory %s", dir)
+		return nil, errs.Wrap(ioKind(err), err, "cannot index store directory %s", dir)
 	}
 	return s, nil
 }
@@ -302,7 +302,7 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 		if isNoSpace(err) {
 			return errs.Wrap(errs.StoreFull, err, "no space left for key %q in %s", key, s.URL())
 		}
-		return errs.Wrap(errs.Unavailable, err, "writing key %q to %s", key, s.URL())
+		return errs.Wrap(ioKind(err), err, "writing key %q to %s", key, s.URL())
 	}
 	s.forget(key)
 	s.mu.Lock()
@@ -383,7 +383,7 @@ func (s *Dir) openErr(key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(key, s.URL())
 	}
-	return errs.Wrap(errs.Unavailable, err, "reading key %q from %s", key, s.URL())
+	return errs.Wrap(ioKind(err), err, "reading key %q from %s", key, s.URL())
 }
 
 func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
@@ -496,11 +496,11 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 		return err
 	}
 	if err := s.voidStale(key); err != nil {
-		return errs.Wrap(errs.Unavailable, err, "deleting key %q from %s: clearing a failed edit's journal", key, s.URL())
+		return errs.Wrap(ioKind(err), err, "deleting key %q from %s: clearing a failed edit's journal", key, s.URL())
 	}
 	path := filepath.Join(s.dir, pathFor(key))
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errs.Wrap(errs.Unavailable, err, "deleting key %q from %s", key, s.URL())
+		return errs.Wrap(ioKind(err), err, "deleting key %q from %s", key, s.URL())
 	}
 	s.forget(key)
 	s.mu.Lock()

@@ -90,7 +90,7 @@ func (s *Dir) edit(key string, h *handle, e Edit) error {
 		case isNoSpace(err):
 			return errs.Wrap(errs.StoreFull, err, "no space left to edit key %q in %s", key, s.URL())
 		default:
-			return errs.Wrap(errs.Unavailable, err, "editing key %q in %s", key, s.URL())
+			return errs.Wrap(ioKind(err), err, "editing key %q in %s", key, s.URL())
 		}
 	}
 	return s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gotensor/gotensor/gotensor/errs"
 	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 )
 
@@ -382,4 +383,17 @@ func isSlot(name string) bool { return strings.HasPrefix(name, slotPrefix) }
 // isNoSpace says whether err is the file system running out of room.
 func isNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// ioKind is the kind of a file system error: StoreFull for no room,
+// Unauthorized for a permission the process lacks (Python's
+// PermissionError), else Unavailable.
+func ioKind(err error) errs.Kind {
+	switch {
+	case isNoSpace(err):
+		return errs.StoreFull
+	case errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM):
+		return errs.Unauthorized
+	}
+	return errs.Unavailable
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"sort"
 	"strings"
@@ -192,8 +193,15 @@ func openSharded(rawURL string, urls, names []string) (Store, error) {
 		return nil, err
 	}
 	for _, u := range urls {
-		if strings.Contains(u, ",") || seen[u] || strings.Contains(u, "://?") || strings.HasSuffix(u, "://") {
-			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q", Redact(rawURL)))
+		why := ""
+		switch {
+		case seen[u]:
+			why = fmt.Sprintf("node %s is named twice", Redact(u))
+		case strings.Contains(u, ",") || strings.Contains(u, "://?") || strings.HasSuffix(u, "://"):
+			why = "a node is empty (two commas, or a comma at an end)"
+		}
+		if why != "" {
+			return fail(errs.New(errs.InvalidArgument, "bad node list in store URL %q: %s", Redact(rawURL), why))
 		}
 		seen[u] = true
 		n, err := Open(u)

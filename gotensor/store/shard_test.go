@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 func TestShardedSpreadsAndAgrees(t *testing.T) {
@@ -74,6 +77,20 @@ func TestShardURLs(t *testing.T) {
 	for _, bad := range []string{"mem://a,a", "mem://a,", "mem://,b"} {
 		if _, err := Open(bad); err == nil {
 			t.Fatalf("%s was accepted", bad)
+		}
+	}
+}
+
+// A bad node list says what is wrong with it.
+func TestBadNodeListSaysWhy(t *testing.T) {
+	for u, why := range map[string]string{
+		"mem://a,a":         "node mem://a is named twice",
+		"mem://a,,b":        "a node is empty",
+		"mem://a,?token=xy": "a node is empty",
+	} {
+		_, err := Open(u)
+		if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), why) {
+			t.Errorf("Open(%q) = %v, want InvalidArgument saying %q", u, err, why)
 		}
 	}
 }

@@ -516,21 +516,15 @@ type Stat struct {
 func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
 	start := s.link.begin()
-	b, size, err := s.st.Head(ctx, key, 4096)
+	b, size, err := s.st.Head(ctx, key, frame.HeadGuess)
 	s.link.end(fromStore, int64(len(b)), start)
 	if err != nil {
 		return nil, err
 	}
-	n, err := frame.HeaderLen(b)
-	if err != nil {
-		return nil, wrapKey(err, key)
-	}
-	if n > len(b) && int64(n) <= size {
-		if b, _, err = s.st.Head(ctx, key, n); err != nil {
-			return nil, err
-		}
-	}
-	h, err := frame.ParseHeader(b, s.Limits)
+	h, _, err := frame.ParseHead(b, size, func(n int64) ([]byte, error) {
+		b, _, err := s.st.Head(ctx, key, int(n))
+		return b, err
+	}, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}

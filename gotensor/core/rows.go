@@ -313,8 +313,8 @@ func (s *Store) openForWrite(ctx context.Context, key string) (*frame.Reader, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	head := make([]byte, min(4096, size))
-	if _, err := f.ReadAt(head, 0); err != nil {
+	_, head, err := frame.ReadHead(f, size, s.Limits)
+	if err != nil {
 		release()
 		return nil, nil, err
 	}
@@ -354,7 +354,7 @@ func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(
 		return r, release, nil
 	}
 	if rr, ok := s.st.(store.RangeReader); ok {
-		head, size, err := s.st.Head(ctx, key, 4096)
+		head, size, err := s.st.Head(ctx, key, frame.HeadGuess)
 		if err != nil {
 			return nil, nil, err
 		}

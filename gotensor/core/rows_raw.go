@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
@@ -42,28 +41,8 @@ func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, star
 		return nil, true, err
 	}
 	defer release()
-	head := make([]byte, min(4096, size))
-	if _, err := f.ReadAt(head, 0); err != nil {
-		return nil, true, err
-	}
-	n, err := frame.HeaderLen(head)
-	if err != nil {
-		return nil, true, err
-	}
-	if n > len(head) { // a long chunk table (a large tensor): the whole header
-		if int64(n) > size {
-			return nil, true, errs.New(errs.CorruptData, "frame header of %d bytes in a %d-byte frame", n, size)
-		}
-		head = make([]byte, n)
-		if _, err := f.ReadAt(head, 0); err != nil {
-			return nil, true, err
-		}
-	}
-	if h, err = frame.ParseHeader(head, s.Limits); err != nil {
-		return nil, true, err
-	}
-	if got := size - int64(h.Size()); got != h.PayloadSize() {
-		return h, true, errs.New(errs.CorruptData, "frame payload is %d bytes, chunk table says %d", got, h.PayloadSize())
+	if h, _, err = frame.ReadHead(f, size, s.Limits); err != nil {
+		return h, true, err
 	}
 	off, err := rowRange(h, start, want)
 	if err != nil || len(dst) == 0 {

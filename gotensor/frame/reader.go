@@ -3,6 +3,7 @@ package frame
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -70,26 +71,59 @@ func NewReader(b []byte, lim Limits) (*Reader, error) {
 // are head (any length; the header is fetched when head is shorter); src
 // serves the rest, piece bytes at a time.
 func OpenReader(ctx context.Context, src Source, head []byte, size, piece int64, lim Limits) (*Reader, error) {
-	n, err := HeaderLen(head)
+	h, head, err := ParseHead(head, size, func(n int64) ([]byte, error) { return src.ReadRange(ctx, 0, n) }, lim)
 	if err != nil {
-		return nil, err
-	}
-	if int64(n) > size {
-		return nil, corrupt("frame of %d bytes has a %d-byte header", size, n)
-	}
-	if n > len(head) { // a header longer than a piece: many chunks
-		if head, err = src.ReadRange(ctx, 0, int64(n)); err != nil {
-			return nil, err
-		}
-	}
-	h, err := ParseHeader(head, lim)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkSize(h, size); err != nil {
 		return nil, err
 	}
 	return &Reader{Header: h, at: head[:min(int64(len(head)), size)], src: src, piece: max(piece, 1)}, nil
+}
+
+// HeadGuess is what a first read of a frame's start takes: the whole
+// header of a frame of up to about 330 chunks.
+const HeadGuess = 4096
+
+// ParseHead is the one way every read path gets a frame's header: first
+// holds the frame's first bytes (HeadGuess of them, or all of a smaller
+// frame), more reads bytes [0, n) where the header is longer than first;
+// the header is checked, and checked against the frame's size. It returns
+// the header and the frame bytes at hand (first, or what more read).
+func ParseHead(first []byte, size int64, more func(n int64) ([]byte, error), lim Limits) (*Header, []byte, error) {
+	n, err := HeaderLen(first)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(n) > size {
+		return nil, nil, corrupt("frame of %d bytes has a %d-byte header", size, n)
+	}
+	if n > len(first) { // a header longer than a first read: many chunks
+		if first, err = more(int64(n)); err != nil {
+			return nil, nil, err
+		}
+	}
+	h, err := ParseHeader(first, lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkSize(h, size); err != nil {
+		return nil, nil, err
+	}
+	return h, first, nil
+}
+
+// ReadHead is ParseHead of a frame of size bytes that r holds.
+func ReadHead(r io.ReaderAt, size int64, lim Limits) (*Header, []byte, error) {
+	readAt := func(n int64) ([]byte, error) {
+		b := make([]byte, n)
+		if _, err := r.ReadAt(b, 0); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	first, err := readAt(min(HeadGuess, size))
+	if err != nil {
+		return nil, nil, err
+	}
+	return ParseHead(first, size, readAt, lim)
 }
 
 func checkSize(h *Header, size int64) error {

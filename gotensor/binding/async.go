@@ -20,12 +20,29 @@ import (
 // their turn.
 const MaxInFlight = 64
 
-// Completion is the result of one asynchronous operation.
+// Completion is the result of one asynchronous operation. A failed one
+// carries its error as fields (see Failure).
 type Completion struct {
-	Op    int64  `json:"op"`
-	Kind  string `json:"kind,omitempty"`  // error kind; empty on success
-	Error string `json:"error,omitempty"` // error message
-	Value int64  `json:"value"`           // the operation's result (Read: a fetch handle or 0)
+	Op      int64 `json:"op"`
+	Value   int64 `json:"value"` // the operation's result (Read: a fetch handle or 0)
+	Failure       // zero on success
+}
+
+// Failure is an error as foreign callers receive it: its kind
+// (errs.Kind's name), the key it is about ("" for none) and its message
+// without the kind (errs.Message).
+type Failure struct {
+	Kind    string `json:"kind,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// FailureOf describes err; the zero Failure for nil.
+func FailureOf(err error) Failure {
+	if err == nil {
+		return Failure{}
+	}
+	return Failure{Kind: errs.KindOf(err).String(), Key: errs.KeyOf(err), Message: errs.Message(err)}
 }
 
 var (
@@ -98,11 +115,7 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 			running.Delete(id)
 			cancel()
 			stop()
-			c := Completion{Op: id, Value: v}
-			if err != nil {
-				c.Kind, c.Error = errs.KindOf(err).String(), err.Error()
-			}
-			queue.push(c)
+			queue.push(Completion{Op: id, Value: v, Failure: FailureOf(err)})
 		}()
 		if t != nil {
 			defer t.finish()
@@ -157,26 +170,40 @@ func storeFor(h int64) *openStore {
 
 func noValue(err error) (int64, error) { return 0, err }
 
-// StartWrite is Write on a goroutine. raw and shape must stay valid until
-// completion.
-func StartWrite(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, gpu int, timeoutNs int64) int64 {
-	s := storeFor(h)
+// startOn starts fn, an operation on key of the store behind h (s, nil
+// for a bad handle: the operation then fails with the handle's error), in
+// key's order.
+func startOn(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx context.Context) error) int64 {
 	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
 		if s == nil {
 			return noValue(badStore(h))
 		}
-		return noValue(write(ctx, s, key, raw, dtype, shape, codecName, gpu))
+		return noValue(fn(ctx))
+	})
+}
+
+// StartWrite is Write on a goroutine. raw and shape must stay valid until
+// completion.
+func StartWrite(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return write(ctx, s, key, raw, dtype, shape, codecName, gpu)
 	})
 }
 
 // StartReadInto is ReadInto on a goroutine.
 func StartReadInto(h int64, key string, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) int64 {
 	s := storeFor(h)
-	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
-		if s == nil {
-			return noValue(badStore(h))
-		}
-		return noValue(readInto(ctx, s, key, dst, dtype, shape, gpu))
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return readInto(ctx, s, key, dst, dtype, shape, gpu)
+	})
+}
+
+// StartDelete is Delete on a goroutine.
+func StartDelete(h int64, key string, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return ctxError(ctx, s.Delete(ctx, key))
 	})
 }
 

@@ -74,3 +74,49 @@ func TestKeysStayConcurrent(t *testing.T) {
 		t.Fatalf("cancelled write: %+v", c)
 	}
 }
+
+// Row writes, row reads and deletes started asynchronously keep the key's
+// order too: a row read sees the row write before it, and a delete waits
+// for both.
+func TestRowsAndDeleteKeepOrder(t *testing.T) {
+	h, _ := Open("mem://")
+	defer Close(h)
+	for trial := 0; trial < 30; trial++ {
+		whole := make([]byte, 8*64) // 8 rows of 32 int16s
+		w := StartWriteForRows(h, "r", whole, int16Code, []int64{8, 32}, "none", 1, -1, 0)
+		row := make([]byte, 64)
+		binary.LittleEndian.PutUint16(row, uint16(trial+1))
+		wr := StartWriteRows(h, "r", 5, row, int16Code, []int64{1, 32}, -1, 0)
+		got := make([]byte, 64)
+		rr := StartReadRows(h, "r", 5, got, int16Code, []int64{1, 32}, -1, 0)
+		del := StartDelete(h, "r", 0)
+		for op, c := range completions(t, w, wr, rr, del) {
+			if c.Kind != "" {
+				t.Fatalf("trial %d: op %d: %+v", trial, op, c)
+			}
+		}
+		if v := binary.LittleEndian.Uint16(got); v != uint16(trial+1) {
+			t.Fatalf("trial %d: row read saw %d", trial, v)
+		}
+		if ok, err := Exists(h, "r", 0); err != nil || ok {
+			t.Fatalf("trial %d: key left after the delete: %v %v", trial, ok, err)
+		}
+	}
+}
+
+// A failed operation's completion carries its error as fields: kind, the
+// key it is about, and the message without the kind.
+func TestCompletionCarriesFailureFields(t *testing.T) {
+	h, _ := Open("mem://")
+	defer Close(h)
+	key := "gone \"quoted\"\x1e"
+	op := StartDelete(h, key, 0)
+	c := completions(t, op)[op]
+	want := Failure{Kind: "KeyNotFound", Key: key, Message: `key "gone \"quoted\"\x1e" not found in mem://`}
+	if c.Failure != want {
+		t.Fatalf("got %+v, want %+v", c.Failure, want)
+	}
+	if (FailureOf(nil) != Failure{}) {
+		t.Fatal("a nil error has a failure")
+	}
+}

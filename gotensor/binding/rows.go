@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/gotensor/gotensor/gotensor/core"
-	"github.com/gotensor/gotensor/gotensor/tensor"
-
 	"github.com/gotensor/gotensor/gotensor/frame"
 )
 
@@ -14,35 +12,41 @@ import (
 // start+shape[0]) of the tensor under key (see core.Store.WriteRows), in
 // key's order; gpu as for Write.
 func WriteRows(h int64, key string, start int64, raw []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
-	return rowsCall(h, key, dtype, shape, gpu, timeoutNs, func(ctx context.Context, s *core.Store, m tensor.Meta) error {
-		return s.WriteRows(ctx, key, start, m, raw)
-	})
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	return writeRows(ctx, s, key, start, raw, dtype, shape, gpu)
+}
+
+func writeRows(ctx context.Context, s *openStore, key string, start int64, raw []byte, dtype int64, shape []int64, gpu int) error {
+	m, err := NewMeta(dtype, shape)
+	if err != nil {
+		return err
+	}
+	return ctxError(ctx, s.WriteRows(gpuContext(ctx, gpu), key, start, m, raw))
 }
 
 // ReadRows decodes rows [start, start+shape[0]) of the tensor under key
 // into dst; dtype and shape are the rows'. dst's whole 2 MiB pages are
 // advised huge first (see adviseHugePages).
 func ReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) error {
-	return rowsCall(h, key, dtype, shape, gpu, timeoutNs, func(ctx context.Context, s *core.Store, m tensor.Meta) error {
-		adviseHugePages(dst)
-		return s.ReadRows(ctx, key, start, m, dst)
-	})
-}
-
-// rowsCall runs a row operation in key's order, with the call's deadline
-// and the GPU's pinning in ctx.
-func rowsCall(h int64, key string, dtype int64, shape []int64, gpu int, timeoutNs int64,
-	op func(context.Context, *core.Store, tensor.Meta) error) error {
 	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {
 		return err
 	}
 	defer cancel()
+	return readRows(ctx, s, key, start, dst, dtype, shape, gpu)
+}
+
+func readRows(ctx context.Context, s *openStore, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int) error {
 	m, err := NewMeta(dtype, shape)
 	if err != nil {
 		return err
 	}
-	return ctxError(ctx, op(gpuContext(ctx, gpu), s.Store, m))
+	adviseHugePages(dst)
+	return ctxError(ctx, s.ReadRows(gpuContext(ctx, gpu), key, start, m, dst))
 }
 
 // WorkCounters reports frame.Work as JSON {"encoded", "decoded"}: the raw
@@ -61,4 +65,30 @@ func WriteForRows(h int64, key string, raw []byte, dtype int64, shape []int64, c
 	}
 	defer cancel()
 	return write(core.WithChunkRows(ctx, chunkRows), s, key, raw, dtype, shape, codecName, gpu)
+}
+
+// StartWriteRows is WriteRows on a goroutine; raw and shape must stay
+// valid until completion.
+func StartWriteRows(h int64, key string, start int64, raw []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return writeRows(ctx, s, key, start, raw, dtype, shape, gpu)
+	})
+}
+
+// StartReadRows is ReadRows on a goroutine.
+func StartReadRows(h int64, key string, start int64, dst []byte, dtype int64, shape []int64, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return readRows(ctx, s, key, start, dst, dtype, shape, gpu)
+	})
+}
+
+// StartWriteForRows is WriteForRows on a goroutine; raw and shape must stay
+// valid until completion.
+func StartWriteForRows(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, chunkRows int64, gpu int, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		return write(core.WithChunkRows(ctx, chunkRows), s, key, raw, dtype, shape, codecName, gpu)
+	})
 }

@@ -412,7 +412,7 @@ func (f *Fetched) DecodeInto(ctx context.Context, dst []byte) error {
 // arrives damaged, is read again whole once.
 func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error {
 	if f.done.Load() {
-		return errs.New(errs.InvalidArgument, "key %q: fetched frame decoded after Release", f.key)
+		return errs.ForKey(errs.InvalidArgument, f.key, "key %q: fetched frame decoded after Release", f.key)
 	}
 	start := f.s.now()
 	done := f.s.coding(f.Header.Codec)
@@ -443,7 +443,7 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 		return err
 	}
 	if !r.Header.Meta.Equal(f.Header.Meta) {
-		return errs.New(errs.InvalidArgument, "key %q was replaced by a %s%v tensor while it was read", f.key, r.Header.Meta.DType, r.Header.Meta.Shape)
+		return errs.ForKey(errs.InvalidArgument, f.key, "key %q was replaced by a %s%v tensor while it was read", f.key, r.Header.Meta.DType, r.Header.Meta.Shape)
 	}
 	return r.DecodeRange(ctx, off, dst, pinOf(ctx))
 }
@@ -495,7 +495,7 @@ func (s *Store) ReadTensor(ctx context.Context, key string, want tensor.Meta, ds
 	}
 	defer f.Release()
 	if !f.Header.Meta.Equal(want) {
-		return errs.New(errs.InvalidArgument, "key %q holds %s%v, destination is %s%v",
+		return errs.ForKey(errs.InvalidArgument, key, "key %q holds %s%v, destination is %s%v",
 			key, f.Header.Meta.DType, f.Header.Meta.Shape, want.DType, want.Shape)
 	}
 	return f.DecodeInto(ctx, dst)
@@ -570,7 +570,7 @@ func wrapKey(err error, key string) error {
 		return nil
 	}
 	if e, ok := err.(*errs.Error); ok {
-		return &errs.Error{Kind: e.Kind, Msg: "key " + quote(key) + ": " + e.Msg, Err: e.Err}
+		return &errs.Error{Kind: e.Kind, Msg: "key " + quote(key) + ": " + e.Msg, Err: e.Err, Key: key}
 	}
 	return err
 }

@@ -46,7 +46,7 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 			}
 		}
 	}
-	return errs.New(errs.Unavailable, "key %q: replaced by other writers %d times during a row write", key, spliceTries)
+	return errs.ForKey(errs.Unavailable, key, "key %q: replaced by other writers %d times during a row write", key, spliceTries)
 }
 
 // writeRowsOnce writes the rows through key's kept header (parsing it
@@ -229,7 +229,7 @@ func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tens
 			}
 		}
 	}
-	return errs.New(errs.Unavailable, "key %q: changed by other writers during each of %d row reads", key, rowReadTries)
+	return errs.ForKey(errs.Unavailable, key, "key %q: changed by other writers during each of %d row reads", key, rowReadTries)
 }
 
 // sameHeader says whether a and b describe the same frame: the same

@@ -1,6 +1,6 @@
-// Package errs defines the typed errors every gotensor layer returns. The
-// Kind travels across the Python and C boundaries as the prefix of the
-// message ("KeyNotFound: ...") and as a numeric code.
+// Package errs defines the typed errors every gotensor layer returns. An
+// error crosses to Python as fields (KindOf, KeyOf, Message) and to C as a
+// numeric code beside its text, so no caller has to parse a message.
 package errs
 
 import (
@@ -58,7 +58,7 @@ type Error struct {
 	Kind Kind
 	Msg  string
 	Err  error  // optional cause
-	Key  string // the key the error is about ("": none); Python sets the exception's .key from the message
+	Key  string // the key the error is about ("": none); Python's exception has it as .key
 }
 
 func (e *Error) Error() string {
@@ -80,10 +80,26 @@ func Wrap(k Kind, cause error, format string, args ...any) error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...), Err: cause}
 }
 
-// ForKey returns an error of kind k about key; the message names the key
-// as `key "..."` (Go quoting), where Python finds it for the exception's .key.
+// ForKey returns an error of kind k about key (KeyOf reports it).
 func ForKey(k Kind, key, format string, args ...any) error {
 	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...), Key: key}
+}
+
+// WrapKey is Wrap for an error about key.
+func WrapKey(k Kind, key string, cause error, format string, args ...any) error {
+	return &Error{Kind: k, Msg: fmt.Sprintf(format, args...), Err: cause, Key: key}
+}
+
+// Message is err's text without the "Kind: " that Error puts first: what
+// an exception whose class names the kind says.
+func Message(err error) string {
+	if e, ok := err.(*Error); ok {
+		if e.Err != nil {
+			return e.Msg + ": " + e.Err.Error()
+		}
+		return e.Msg
+	}
+	return err.Error()
 }
 
 // KeyOf reports the key err is about, "" if none.

@@ -1,13 +1,13 @@
 // Package pybind is the surface gopy turns into the gotensor._native
 // Python extension. It only converts (pointer, length) pairs into Go
-// slices and recovers panics; binding does the work. Tensors cross as
-// their data pointer and byte count, never as copies.
+// slices, recovers panics and keeps failed calls' errors for TakeError
+// (see guard); binding does the work. Tensors cross as their data pointer
+// and byte count, never as copies.
 package pybind
 
 import (
 	"github.com/gotensor/gotensor/gotensor/binding"
 	"github.com/gotensor/gotensor/gotensor/core"
-	"github.com/gotensor/gotensor/gotensor/errs"
 
 	// GPU discovery and GPU-local pinning (NVML).
 	_ "github.com/gotensor/gotensor/gotensor/binding/gpu"
@@ -20,27 +20,27 @@ func Version() string { return core.Version }
 
 // Info describes the build, and with hardware the machine too.
 func Info(hardware bool) (s string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.InfoJSON(hardware)
 }
 
 func SetGPUAffinity(on bool) (enabled bool, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.SetGPUAffinity(on), nil
 }
 
 func SetWorkers(n int64) (w int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return int64(binding.SetWorkers(int(n))), nil
 }
 
 func Open(url string) (h int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Open(url)
 }
 
 func Close(h int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Close(h)
 }
 
@@ -51,7 +51,7 @@ func Close(h int64) (err error) {
 // none.
 
 func Write(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func Write(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, n
 // WriteForRows is Write laying the tensor out in chunks of chunkRows rows
 // for later row writes (binding.WriteForRows).
 func WriteForRows(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, chunkRows, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func WriteForRows(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uin
 }
 
 func ReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func ReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr
 // WriteRows writes the tensor at ptr as rows [start, start+shape[0]) of
 // the stored tensor under key: only the chunks they touch are re-encoded.
 func WriteRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func WriteRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, sh
 // ReadRows decodes rows [start, start+shape[0]) of the tensor under key
 // into the buffer at ptr (dtype and shape are the rows').
 func ReadRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func ReadRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, sha
 // WorkCounters returns the raw bytes this process has encoded and decoded,
 // as JSON {"encoded", "decoded"}.
 func WorkCounters() (js string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.WorkCounters(), nil
 }
 
@@ -112,7 +112,7 @@ func WorkCounters() (js string, err error) {
 // rank, bytes, dims) and decodes into the scratch buffer when the tensor
 // fits (result 0); otherwise it returns a fetch handle for Decode.
 func Read(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr uintptr, gpu, timeoutNs int64) (fh int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	scratch, meta, err := readArgs(scratchPtr, scratchN, metaPtr)
 	if err != nil {
 		return 0, err
@@ -124,7 +124,7 @@ func Read(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr uintp
 func MetaWords() int64 { return binding.MetaWords }
 
 func Decode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
@@ -134,43 +134,43 @@ func Decode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (err error) {
 }
 
 func Release(fh int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	binding.Release(fh)
 	return nil
 }
 
 func Stat(h int64, key string, timeoutNs int64) (js string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Stat(h, key, timeoutNs)
 }
 
 func Delete(h int64, key string, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Delete(h, key, timeoutNs)
 }
 
 func Exists(h int64, key string, timeoutNs int64) (ok bool, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Exists(h, key, timeoutNs)
 }
 
 func Keys(h int64, prefix string, timeoutNs int64) (keys string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Keys(h, prefix, timeoutNs)
 }
 
 func Usage(h int64) (js string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Usage(h)
 }
 
 func Stats(h int64) (js string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Stats(h)
 }
 
 func ResetStats(h int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.ResetStats(h)
 }
 
@@ -178,7 +178,7 @@ func ResetStats(h int64) (err error) {
 // and Cancel cancels a running one.
 
 func StartWrite(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu, timeoutNs int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return 0, err
@@ -187,7 +187,7 @@ func StartWrite(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintp
 }
 
 func StartReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
 	if err != nil {
 		return 0, err
@@ -198,7 +198,7 @@ func StartReadInto(h int64, key string, ptr uintptr, n, dtype int64, shapePtr ui
 // StartRead is Read on a goroutine: the completion's value is Read's
 // result; scratch and meta must stay valid until then.
 func StartRead(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr uintptr, gpu, timeoutNs int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	scratch, meta, err := readArgs(scratchPtr, scratchN, metaPtr)
 	if err != nil {
 		return 0, err
@@ -206,8 +206,44 @@ func StartRead(h int64, key string, scratchPtr uintptr, scratchN int64, metaPtr 
 	return binding.StartRead(h, key, scratch, meta, int(gpu), timeoutNs), nil
 }
 
+// StartWriteRows is WriteRows on a goroutine.
+func StartWriteRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (op int64, err error) {
+	defer guard(&err)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartWriteRows(h, key, start, raw, dtype, shape, int(gpu), timeoutNs), nil
+}
+
+// StartReadRows is ReadRows on a goroutine.
+func StartReadRows(h int64, key string, start int64, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim, gpu, timeoutNs int64) (op int64, err error) {
+	defer guard(&err)
+	dst, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartReadRows(h, key, start, dst, dtype, shape, int(gpu), timeoutNs), nil
+}
+
+// StartWriteForRows is WriteForRows on a goroutine.
+func StartWriteForRows(h int64, key string, ptr uintptr, n, dtype int64, shapePtr uintptr, ndim int64, codec string, chunkRows, gpu, timeoutNs int64) (op int64, err error) {
+	defer guard(&err)
+	raw, shape, err := tensorArgs(ptr, n, shapePtr, ndim)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartWriteForRows(h, key, raw, dtype, shape, codec, chunkRows, int(gpu), timeoutNs), nil
+}
+
+// StartDelete is Delete on a goroutine.
+func StartDelete(h int64, key string, timeoutNs int64) (op int64, err error) {
+	defer guard(&err)
+	return binding.StartDelete(h, key, timeoutNs), nil
+}
+
 func StartDecode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		binding.Release(fh)
@@ -219,14 +255,15 @@ func StartDecode(fh int64, ptr uintptr, n, gpu, timeoutNs int64) (op int64, err 
 // Cancel cancels a running operation (it then fails with Timeout) and
 // reports whether it was still running.
 func Cancel(op int64) (running bool, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Cancel(op), nil
 }
 
 // Completions returns finished operations as a JSON array of
-// {"op", "kind", "error", "value"} records, or "" after timeoutMs.
+// binding.Completion records ({"op", "value"}, and a failed one's "kind",
+// "key" and "message"), or "" after timeoutMs.
 func Completions(timeoutMs int64) (recs string, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.Completions(timeoutMs), nil
 }
 
@@ -234,7 +271,7 @@ func Completions(timeoutMs int64) (recs string, err error) {
 // host buffers, overlapping the copies with coding.
 
 func BeginWrite(h int64, key string, dtype int64, shapePtr uintptr, ndim int64, codec string, gpu int64) (wh int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	shape, err := binding.Int64sAt(shapePtr, ndim)
 	if err != nil {
 		return 0, err
@@ -243,12 +280,12 @@ func BeginWrite(h int64, key string, dtype int64, shapePtr uintptr, ndim int64, 
 }
 
 func WriterChunk(wh int64) (n int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.WriterChunk(wh)
 }
 
 func StartWritePart(wh, off int64, ptr uintptr, n int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	part, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return 0, err
@@ -257,23 +294,23 @@ func StartWritePart(wh, off int64, ptr uintptr, n int64) (op int64, err error) {
 }
 
 func CommitWrite(wh, timeoutNs int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.CommitWrite(wh, timeoutNs)
 }
 
 func AbortWrite(wh int64) (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	binding.AbortWrite(wh)
 	return nil
 }
 
 func FetchChunk(fh int64) (n int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	return binding.FetchChunk(fh)
 }
 
 func StartDecodeRange(fh, off int64, ptr uintptr, n, gpu, timeoutNs int64) (op int64, err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	dst, err := binding.BytesAt(ptr, n)
 	if err != nil {
 		return 0, err
@@ -304,6 +341,6 @@ func readArgs(scratchPtr uintptr, scratchN int64, metaPtr uintptr) ([]byte, []in
 
 // Panic exists for tests: it proves a Go panic becomes a Python exception.
 func Panic() (err error) {
-	defer errs.Recover(&err)
+	defer guard(&err)
 	panic("deliberate panic")
 }

@@ -300,9 +300,9 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 		s.bytes -= delta
 		s.mu.Unlock()
 		if isNoSpace(err) {
-			return errs.Wrap(errs.StoreFull, err, "no space left for key %q in %s", key, s.URL())
+			return errs.WrapKey(errs.StoreFull, key, err, "no space left for key %q in %s", key, s.URL())
 		}
-		return errs.Wrap(ioKind(err), err, "writing key %q to %s", key, s.URL())
+		return errs.WrapKey(ioKind(err), key, err, "writing key %q to %s", key, s.URL())
 	}
 	s.forget(key)
 	s.mu.Lock()
@@ -383,7 +383,7 @@ func (s *Dir) openErr(key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(key, s.URL())
 	}
-	return errs.Wrap(ioKind(err), err, "reading key %q from %s", key, s.URL())
+	return errs.WrapKey(ioKind(err), key, err, "reading key %q from %s", key, s.URL())
 }
 
 func (s *Dir) Get(_ context.Context, key string) ([]byte, error) {
@@ -496,11 +496,11 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 		return err
 	}
 	if err := s.voidStale(key); err != nil {
-		return errs.Wrap(ioKind(err), err, "deleting key %q from %s: clearing a failed edit's journal", key, s.URL())
+		return errs.WrapKey(ioKind(err), key, err, "deleting key %q from %s: clearing a failed edit's journal", key, s.URL())
 	}
 	path := filepath.Join(s.dir, pathFor(key))
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errs.Wrap(ioKind(err), err, "deleting key %q from %s", key, s.URL())
+		return errs.WrapKey(ioKind(err), key, err, "deleting key %q from %s", key, s.URL())
 	}
 	s.forget(key)
 	s.mu.Lock()

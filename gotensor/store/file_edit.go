@@ -88,9 +88,9 @@ func (s *Dir) edit(key string, h *handle, e Edit) error {
 		case err == nil:
 			return nil
 		case isNoSpace(err):
-			return errs.Wrap(errs.StoreFull, err, "no space left to edit key %q in %s", key, s.URL())
+			return errs.WrapKey(errs.StoreFull, key, err, "no space left to edit key %q in %s", key, s.URL())
 		default:
-			return errs.Wrap(ioKind(err), err, "editing key %q in %s", key, s.URL())
+			return errs.WrapKey(ioKind(err), key, err, "editing key %q in %s", key, s.URL())
 		}
 	}
 	return s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {

@@ -63,9 +63,9 @@ func ValidateKey(key string) error {
 	case len(key) > MaxKeyLen:
 		return errs.New(errs.InvalidArgument, "key of %d bytes exceeds %d", len(key), MaxKeyLen)
 	case !utf8.ValidString(key):
-		return errs.New(errs.InvalidArgument, "key %q is not valid UTF-8", key)
+		return errs.ForKey(errs.InvalidArgument, key, "key %q is not valid UTF-8", key)
 	case strings.ContainsAny(key, "\x00\n"):
-		return errs.New(errs.InvalidArgument, "key %q contains NUL or newline", key)
+		return errs.ForKey(errs.InvalidArgument, key, "key %q contains NUL or newline", key)
 	}
 	return nil
 }

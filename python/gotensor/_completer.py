@@ -3,8 +3,8 @@
 Go runs each operation on a goroutine with the GIL released and queues its
 result; one Python thread waits in Go for results and completes futures.
 Go never calls into Python (that crashes under gopy). Results arrive as
-JSON records ({"op", "kind", "error", "value"}), which no key or error text
-can break."""
+JSON records ({"op", "value"}, and for a failed operation its error's
+"kind", "key" and "message"), which no key or error text can break."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class _Completer:
                 return
             kind = rec.get("kind")
             if kind:
-                fut.set_exception(errors.from_kind(kind, rec.get("error", "")))
+                fut.set_exception(errors.from_fields(kind, rec.get("message", ""), rec.get("key")))
             else:
                 on_done(rec.get("value", 0), fut)
         except BaseException as e:  # noqa: BLE001 - reported through the future

@@ -23,7 +23,8 @@ finally:
     sys.setdlopenflags(_flags)
 
 # gopy's generated module carries no annotations: its functions take and
-# return ints, strs and bools, and raise RuntimeError("Kind: text").
+# return ints, strs and bools, and raise RuntimeError("Kind: text"), whose
+# fields errors.last_error takes from the core (take_error).
 native: Any = _pybind
 
 __all__ = ["native"]

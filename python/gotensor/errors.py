@@ -1,12 +1,13 @@
 """gotensor's exception hierarchy.
 
-The Go core classifies every error; its kind arrives as the message prefix
-("KeyNotFound: key 'x' not found in mem://") and selects the class here.
+The Go core classifies every error. A failed native call's error arrives as
+fields (kind, key, message): the kind selects the class here, the message
+is the exception's text and the key its ``key``.
 """
 
 from __future__ import annotations
 
-import re
+import json
 from typing import Any, Callable, TypeVar
 
 _T = TypeVar("_T")
@@ -89,46 +90,40 @@ _BY_KIND: dict[str, type[GotensorError]] = {
 _BY_KIND["Internal"] = InternalError
 
 
-def from_kind(kind: str, message: str) -> GotensorError:
-    """The exception for an error of the given kind. The class names the
-    kind, so a "Kind: " prefix of the Go message is dropped (a traceback
-    would otherwise read "InvalidArgument: InvalidArgument: ...")."""
-    prefix = kind + ": "
-    if message.startswith(prefix):
-        message = message[len(prefix):]
+def from_fields(kind: str, message: str, key: str | None = None) -> GotensorError:
+    """The exception for an error of the given kind (Go's errs.Kind name;
+    an unknown kind is Internal), message and key ("" or None: none)."""
     exc = _BY_KIND.get(kind, InternalError)(message)
-    exc.key = key_in(message)
+    exc.key = key or None
     return exc
 
 
-# how Go messages name a key: key "..." in Go's %q quoting
-_KEY = re.compile(r'\bkey "((?:[^"\\]|\\.)*)"')
-
-
-def key_in(message: str) -> str | None:
-    """The key a Go error message names (``key "..."``), unquoted; None if none."""
-    m = _KEY.search(message)
-    if m is None:
-        return None
-    quoted = m.group(1)
-    if "\\" not in quoted:
-        return quoted
-    try:  # Go's escapes (\n, \x1e, \u2028, \") are Python's; other characters pass as they are
-        return quoted.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except UnicodeDecodeError:
-        return quoted
-
-
 def from_message(message: str) -> GotensorError:
-    """The exception for a Go error message "Kind: text"."""
-    kind, sep, _ = message.partition(": ")
-    return from_kind(kind if sep else "Internal", message)
+    """The exception for error text "Kind: message" that exists only as text
+    (a node's log line, a C program's gt_last_error); "Kind: " is dropped, as
+    the class names the kind. Text without a known kind is Internal. Native
+    calls never come through here: their errors arrive as fields."""
+    kind, sep, rest = message.partition(": ")
+    if sep and kind in _BY_KIND:
+        return from_fields(kind, rest)
+    return from_fields("Internal", message)
+
+
+def last_error(text: str = "") -> GotensorError:
+    """The exception for the native call that just failed on this thread
+    (its RuntimeError's text is the fallback where the core kept no fields)."""
+    from ._native_lib import native
+    rec = native.take_error()
+    if not rec:
+        return InternalError(text)
+    f = json.loads(rec)
+    return from_fields(f.get("kind", "Internal"), f.get("message", ""), f.get("key"))
 
 
 def call(fn: Callable[..., _T], *args: Any) -> _T:
-    """Call a native function, turning its errors (RuntimeError "Kind: text")
-    into the typed exception of their kind."""
+    """Call a native function, turning its failure (gopy's RuntimeError)
+    into the typed exception of its kind."""
     try:
         return fn(*args)
     except RuntimeError as e:
-        raise from_message(str(e)) from None
+        raise last_error(str(e)) from None

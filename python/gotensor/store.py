@@ -257,7 +257,7 @@ class Store:
         try:
             _native_write(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), codec, v.gpu, tns)
         except RuntimeError as e:
-            raise errors.from_message(str(e)) from None
+            raise errors.last_error(str(e)) from None
         except (TypeError, ValueError, UnicodeError):
             _key(key), _codec(codec)  # raises the precise InvalidArgument
             raise
@@ -346,7 +346,7 @@ class Store:
             try:
                 _native_read_into(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), v.gpu, tns)
             except RuntimeError as e:
-                raise errors.from_message(str(e)) from None
+                raise errors.last_error(str(e)) from None
             except (TypeError, ValueError, UnicodeError):
                 _key(key)
                 raise
@@ -387,7 +387,7 @@ class Store:
         try:
             fh = _native_read(h, key, sc.ptr, SCRATCH_BYTES, sc.meta_ptr, -1, tns)
         except RuntimeError as e:
-            raise errors.from_message(str(e)) from None
+            raise errors.last_error(str(e)) from None
         except (TypeError, ValueError, UnicodeError):
             _key(key)
             raise

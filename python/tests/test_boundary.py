@@ -121,10 +121,12 @@ def test_completion_records_survive_any_text():
     fut.set_running_or_notify_cancel()
     with completer._lock:
         completer._pending[-7] = (fut, None, lambda v, f: f.set_result(v))
-    for rec in json.loads(json.dumps([{"op": "bad"}, {"op": -7, "kind": "KeyNotFound", "error": 'k\x1e\x1f"x'}])):
+    recs = [{"op": "bad"}, {"op": -7, "kind": "KeyNotFound", "key": 'k\x1e\x1f"x', "message": 'k\x1e\x1f"x gone'}]
+    for rec in json.loads(json.dumps(recs)):
         completer._complete(rec)
-    with pytest.raises(gotensor.KeyNotFound, match="k\x1e\x1f"):
+    with pytest.raises(gotensor.KeyNotFound, match="k\x1e\x1f") as e:
         fut.result(timeout=1)
+    assert e.value.key == 'k\x1e\x1f"x' and str(e.value) == 'k\x1e\x1f"x gone'
 
 
 def test_key_calls_take_a_timeout(store):

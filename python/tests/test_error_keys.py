@@ -8,21 +8,25 @@ from gotensor import errors
 
 
 @pytest.mark.parametrize("key", ["plain", "a\x1eb\x1fc", 'quote"and\\slash', "é日本\u2028", "tab\there\n"])
-def test_key_parsed_from_go_message(key):
-    quoted = '"' + "".join(_go_quote(c) for c in key) + '"'
-    e = errors.from_message(f"KeyNotFound: key {quoted} not found in mem://x")
-    assert isinstance(e, gotensor.KeyNotFound) and e.key == key
-
-
-def _go_quote(c):
-    # what Go's %q writes for one character (the cases above)
-    return {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\x1e": "\\x1e", "\x1f": "\\x1f",
-            "\u2028": "\\u2028"}.get(c, c)
+def test_key_crosses_from_go_as_a_field(key):
+    """.key is the key itself, however Go would quote it in a message, for
+    sync and async calls alike (a key with a newline is refused, naming it)."""
+    with gotensor.open("mem://") as s:
+        for fail in (lambda: s.read_tensor(key), lambda: s.delete(key),
+                     lambda: s.read_tensor_async(key).result(timeout=30)):
+            with pytest.raises(gotensor.GotensorError) as e:
+                fail()
+            assert e.value.key == key
+            assert isinstance(e.value, gotensor.InvalidArgument if "\n" in key else gotensor.KeyNotFound)
 
 
 def test_errors_without_key():
     assert errors.from_message("StoreFull: mem:// is full").key is None
     assert gotensor.GotensorError("x").key is None
+    with gotensor.open("mem://?capacity=4KiB") as s:
+        with pytest.raises(gotensor.StoreFull) as e:
+            s.write_tensor("big", torch.zeros(4096))
+        assert e.value.key is None and str(e.value).startswith("mem://")
 
 
 def test_real_errors_carry_key():

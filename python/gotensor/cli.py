@@ -1,7 +1,9 @@
 """The `gotensor` command: info, serve, load, export, ls, stat, get, rm.
 
 Only what a subcommand needs is imported: `--help`, `--version` and `serve`
-never load torch, and `serve` execs the Go node (gotensor/bin/gotensor-serve).
+never load torch. `serve` execs the Go node (gotensor/bin/gotensor-serve)
+with its arguments unparsed: the node declares its flags and prints its
+usage, here as `gotensor serve`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 from typing import Sequence
 
 NODE = "gotensor-serve"
+SERVE = "gotensor serve"  # argv[0] of the node `gotensor serve` starts: the name its usage message gives
 
 
 def _info(args) -> int:
@@ -79,16 +82,12 @@ def node_binary() -> str:
     return found
 
 
-def _serve(args) -> int:
-    """Replace this process with the Go node, passing the flags on (also
-    flags of gotensor-serve this parser does not know)."""
+def _serve(argv: Sequence[str]) -> int:
+    """Replace this process with the Go node, which parses argv itself."""
     exe = node_binary()
-    argv = [exe, "--listen", args.listen, "--transport", args.transport, "--capacity", args.capacity,
-            "--dir", args.dir, "--token-file", args.token_file, "--tls-cert", args.tls_cert,
-            "--tls-key", args.tls_key, "--metrics", args.metrics, "--pprof", args.pprof, *args.extra]
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execv(exe, argv)
+    os.execv(exe, [SERVE, *argv])
     return 1  # not reached
 
 
@@ -255,21 +254,11 @@ def parser() -> argparse.ArgumentParser:
     pi.add_argument("--json", action="store_true", help="machine-readable output")
     pi.set_defaults(fn=_info)
 
-    ps = sub.add_parser("serve", help="run a memory node other processes reach with tcp:// or ucx://host:port",
-                        formatter_class=fmt, epilog=f"Other flags pass through to {NODE} (`{NODE} -h` lists them).")
-    ps.add_argument("--listen", default="127.0.0.1:7707", help="host:port (non-loopback needs --token-file)")
-    ps.add_argument("--transport", default="tcp", choices=["tcp", "ucx"],
-                    help="tcp, or ucx (RDMA where the NIC has it; UCX_TLS picks UCX's transports)")
-    ps.add_argument("--capacity", default="0", help="bytes the node holds, e.g. 8GiB (0: unbounded)")
-    ps.add_argument("--dir", default="", help="persist frames in this directory, served again after a restart")
-    ps.add_argument("--token-file", default="", help="file holding the shared secret clients must prove")
-    ps.add_argument("--tls-cert", default="", help="PEM certificate: the tcp transport then speaks TLS 1.3")
-    ps.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
-    ps.add_argument("--metrics", default="", metavar="HOST:PORT",
-                    help="serve Prometheus metrics at http://HOST:PORT/metrics (non-loopback needs --token-file)")
-    ps.add_argument("--pprof", default="", metavar="HOST:PORT",
-                    help="serve Go's profiles at http://HOST:PORT/debug/pprof/ (non-loopback needs --token-file)")
-    ps.set_defaults(fn=_serve)
+    # listed for `gotensor --help` only: main() hands `serve`'s arguments to the node before parsing
+    ps = sub.add_parser("serve", add_help=False,
+                        help="run a memory node other processes reach with tcp:// or ucx://host:port "
+                             "(`gotensor serve -h` lists its flags)")
+    ps.set_defaults(fn=lambda _args: _serve([]))
 
     pl = sub.add_parser("load", help="load a model's weights (.safetensors or a FlexGen -np directory) into a store",
                         formatter_class=fmt)
@@ -343,12 +332,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The `gotensor` command line: parse argv (default sys.argv[1:]), run
     the command and return its exit status (errors are printed, not raised)."""
     args = None
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        p = parser()
-        args, extra = p.parse_known_args(argv)
-        if extra and args.cmd != "serve":
-            p.error(f"unrecognized arguments: {' '.join(extra)}")
-        args.extra = extra
+        if argv[:1] == ["serve"]:
+            return _serve(argv[1:])
+        args = parser().parse_args(argv)
         rc = args.fn(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try
         return rc

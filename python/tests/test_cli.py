@@ -72,10 +72,14 @@ def test_help_and_version_do_not_import_torch(args):
         assert r.stdout.strip() == f"gotensor {gotensor.__version__}"
 
 
-def test_serve_help_shows_defaults():
-    out = " ".join(_gotensor("serve", "--help").stdout.split())
-    assert "(default: 127.0.0.1:7707)" in out and "(default: tcp)" in out and "(default: 0)" in out
-    assert "--metrics HOST:PORT" in out and "--pprof HOST:PORT" in out  # every flag of the node is listed
+def test_serve_help_is_the_nodes_own_with_its_defaults():
+    r = _gotensor("serve", "--help")
+    assert r.returncode == 0, r.stderr
+    out = " ".join(r.stderr.split())  # Go's flag package writes usage to stderr
+    assert out.startswith("usage: gotensor serve [flags]"), out
+    assert '(default "127.0.0.1:7707")' in out and '(default "tcp")' in out and '(default "0")' in out
+    assert "-metrics string" in out and "-pprof string" in out  # every flag of the node is listed
+    assert "serve" in _gotensor("--help").stdout  # still listed among the commands
 
 
 def test_serve_execs_the_go_node_without_torch_and_it_answers(tmp_path):
@@ -106,7 +110,7 @@ def test_gotensor_serve_node_is_on_path():
     exe = shutil.which("gotensor-serve")
     assert exe, "pip install . puts the Go node on PATH"
     r = subprocess.run([exe, "-h"], capture_output=True, text=True)
-    assert "-capacity" in r.stderr
+    assert "usage: gotensor-serve [flags]" in r.stderr and "-capacity" in r.stderr
 
 
 def test_info_into_a_closed_pipe_exits_cleanly():
@@ -132,8 +136,12 @@ def test_async_errors_name_their_class_once():
     assert not str(e.value).startswith("KeyNotFound"), str(e.value)
 
 
-def test_serve_passes_flags_it_does_not_know_to_the_node():
-    r = _gotensor("serve", "--no-such-flag", "1")
-    assert r.returncode == 2 and "flag provided but not defined: -no-such-flag" in r.stderr, r.stderr
+def test_serve_hands_its_arguments_to_the_node_which_parses_them():
+    r = _gotensor("serve", "--lisen", "127.0.0.1:0")  # misspelt: the node's own usage, no traceback
+    assert r.returncode == 2 and "flag provided but not defined: -lisen" in r.stderr, r.stderr
+    assert "usage: gotensor serve [flags]" in r.stderr and "-listen string" in r.stderr
+    assert "Traceback" not in r.stderr and "usage: gotensor [-h]" not in r.stderr  # not argparse's
+    r = _gotensor("serve", "--capacity", "lots", "--listen", "127.0.0.1:0")
+    assert r.returncode == 2 and r.stderr.startswith("gotensor-serve:") and "Traceback" not in r.stderr, r.stderr
     r = _gotensor("ls", "mem://", "--no-such-flag")
     assert r.returncode == 2 and "unrecognized arguments" in r.stderr

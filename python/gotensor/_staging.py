@@ -1,9 +1,12 @@
-"""Staging CUDA tensors through pinned host memory.
+"""Staging CUDA tensors through pinned host memory: every copy between a
+device and the host memory Go works on is made here.
 
-Go only touches host memory. A large CUDA tensor is moved in segments
-through two reusable pinned buffers: while Go codes segment i from one
-buffer, the GPU copies segment i+1 into the other (device-to-host on a side
-stream); on reads, Go decodes segment i+1 while segment i goes host-to-device.
+Go only touches host memory. A small tensor is copied whole through one
+page-locked host tensor (to_host, host_for). A large one is moved in
+segments through two reusable pinned buffers: while Go codes segment i from
+one buffer, the GPU copies segment i+1 into the other (device-to-host on a
+side stream); on reads, Go decodes segment i+1 while segment i goes
+host-to-device.
 """
 
 from __future__ import annotations
@@ -83,6 +86,26 @@ class PinnedPool:
 
 
 pool = PinnedPool()
+
+
+def _pinnable() -> bool:
+    return torch.cuda.is_available()
+
+
+def to_host(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous host copy of t, a tensor on a device, in page-locked
+    memory where CUDA is available. The copy runs on the device's current
+    stream, so it follows the work queued there (the kernel producing t),
+    and the caller waits for it."""
+    host = torch.empty(t.shape, dtype=t.dtype, pin_memory=_pinnable())
+    host.copy_(t.detach().resolve_conj().resolve_neg())
+    return host
+
+
+def host_for(shape: Any, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """An empty contiguous host tensor to decode into before it is copied to
+    device: page-locked for a CUDA device (a faster copy there)."""
+    return torch.empty(tuple(shape), dtype=dtype, pin_memory=device.type == "cuda" and _pinnable())
 
 
 def _flat_bytes(t: torch.Tensor) -> torch.Tensor:

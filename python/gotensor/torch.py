@@ -1,7 +1,7 @@
 """PyTorch adapter: torch tensors to host views and back.
 
-CUDA tensors are staged through pinned host memory: Go only ever touches
-host memory.
+Go only ever touches host memory: a tensor on a device goes through a host
+copy that _staging makes.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from . import _staging
 from ._view import CODES, HostView, dims
 from .errors import InvalidArgument, Unsupported
 
@@ -61,14 +62,6 @@ def _check_plain(t: torch.Tensor) -> None:
         raise InvalidArgument("meta tensors have no data to store")
 
 
-def empty(code: int, shape: Sequence[int], pin: bool = False) -> torch.Tensor:
-    return torch.empty(tuple(shape), dtype=torch_dtype(code), pin_memory=pin)
-
-
-def _pin() -> bool:
-    return torch.cuda.is_available()
-
-
 def device_of(device: Any) -> torch.device:
     """device= as a torch.device. Raises InvalidArgument for what is no
     device, or a CUDA index past the GPUs there are, and Unsupported for a
@@ -116,9 +109,7 @@ def host_view(t: torch.Tensor) -> HostView:
     code = dtype_code(t.dtype)
     gpu = gpu_index(t.device)
     if t.device.type != "cpu":
-        staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=_pin())
-        staged.copy_(t.detach().resolve_conj().resolve_neg())
-        t = staged
+        t = _staging.to_host(t)
     else:
         t = t.detach().resolve_conj().resolve_neg().contiguous()
     shape = dims(t.shape)
@@ -136,7 +127,7 @@ def out_view(out: torch.Tensor) -> tuple[HostView, Callable[[], Any] | None]:
     if out.device.type == "cpu" and out.is_contiguous() and not out.is_conj() and not out.is_neg():
         shape = dims(out.shape)
         return HostView(out.data_ptr(), out.numel() * out.element_size(), code, shape, (out, shape)), None
-    staged = torch.empty(out.shape, dtype=out.dtype, pin_memory=out.device.type == "cuda" and _pin())
+    staged = _staging.host_for(out.shape, out.dtype, out.device)
     shape = dims(out.shape)
     view = HostView(staged.data_ptr(), staged.numel() * staged.element_size(), code, shape, (staged, shape),
                     gpu_index(out.device))
@@ -149,7 +140,7 @@ def new_tensor(code: int, shape: Sequence[int], device: Any = None) -> tuple[Hos
         t = torch.empty(shape, dtype=torch_dtype(code))
         return HostView(t.data_ptr(), t.nbytes, code, None, t), lambda: t
     dev = device_of(device)
-    t = empty(code, shape, pin=dev.type == "cuda" and _pin())
+    t = _staging.host_for(shape, torch_dtype(code), dev)
     view = HostView(t.data_ptr(), t.numel() * t.element_size(), code, None, t, gpu_index(dev))
     if dev.type == "cpu":
         return view, lambda: t

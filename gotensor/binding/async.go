@@ -49,7 +49,7 @@ var (
 	opIDs    atomic.Int64
 	inFlight = make(chan struct{}, MaxInFlight)
 	queue    doneQueue
-	running  sync.Map // op id -> context.CancelFunc
+	running  sync.Map // op id -> *runningOp
 )
 
 type doneQueue struct {
@@ -74,6 +74,24 @@ func (q *doneQueue) push(c Completion) {
 	}
 }
 
+// take removes and returns the completions of ops still in the queue.
+func (q *doneQueue) take(ops map[int64]bool) []Completion {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []Completion
+	kept := q.items[:0]
+	for _, c := range q.items {
+		if ops[c.Op] {
+			out = append(out, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	clear(q.items[len(kept):])
+	q.items = kept
+	return out
+}
+
 func (q *doneQueue) drain(timeout time.Duration) []Completion {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -94,6 +112,33 @@ func (q *doneQueue) drain(timeout time.Duration) []Completion {
 	}
 }
 
+// runningOp is an operation started and not yet reported.
+type runningOp struct {
+	cancel   context.CancelFunc
+	finished atomic.Bool   // its result is being reported: Cancel no longer applies
+	to       atomic.Int32  // where its completion goes: toUndecided, then toQueue or toClaim
+	reported chan struct{} // closed once it is reported
+	result   Completion    // a claimed operation's completion, set before reported is closed
+}
+
+const (
+	toUndecided int32 = iota
+	toQueue
+	toClaim
+)
+
+// report hands c, the operation's completion, to the Claim that waits for
+// it, or else to the queue.
+func (op *runningOp) report(c Completion) {
+	op.finished.Store(true)
+	if op.to.CompareAndSwap(toUndecided, toQueue) {
+		queue.push(c)
+	} else {
+		op.result = c
+	}
+	close(op.reported)
+}
+
 // start runs fn on a goroutine and returns its operation id. With a key,
 // fn runs after the operations started on (h, key) before it. s gives the
 // default timeout (nil: none).
@@ -105,17 +150,18 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 	}
 	base, stop := callContext(s, timeoutNs)
 	ctx, cancel := context.WithCancel(base)
-	running.Store(id, cancel)
+	op := &runningOp{cancel: cancel, reported: make(chan struct{})}
+	running.Store(id, op)
 	go func() {
 		var (
 			v   int64
 			err error
 		)
 		defer func() {
-			running.Delete(id)
 			cancel()
 			stop()
-			queue.push(Completion{Op: id, Value: v, Failure: FailureOf(err)})
+			op.report(Completion{Op: id, Value: v, Failure: FailureOf(err)})
+			running.Delete(id)
 		}()
 		if t != nil {
 			defer t.finish()
@@ -140,17 +186,48 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 // completes with a Timeout error unless it finished first. It reports
 // whether the operation was still running.
 func Cancel(op int64) bool {
-	c, ok := running.Load(op)
-	if ok {
-		c.(context.CancelFunc)()
+	r, ok := running.Load(op)
+	if !ok || r.(*runningOp).finished.Load() {
+		return false
 	}
-	return ok
+	r.(*runningOp).cancel()
+	return true
+}
+
+// Claim waits for the operations ops to finish and returns their
+// completions, but for those the queue's reader has drained already: the
+// caller learns their results without waiting for that reader. Operations
+// still running report to Claim instead of the queue; those that finished
+// before are taken out of the queue.
+func Claim(ops []int64) []Completion {
+	var mine []*runningOp
+	queued := map[int64]bool{}
+	for _, id := range ops {
+		if r, ok := running.Load(id); ok && r.(*runningOp).to.CompareAndSwap(toUndecided, toClaim) {
+			mine = append(mine, r.(*runningOp))
+		} else {
+			queued[id] = true
+		}
+	}
+	var out []Completion
+	if len(queued) > 0 {
+		out = queue.take(queued)
+	}
+	for _, op := range mine {
+		<-op.reported
+		out = append(out, op.result)
+	}
+	return out
 }
 
 // Completions waits up to timeoutMs for finished operations and returns
 // them as a JSON array of Completion records, or "" if none finished.
 func Completions(timeoutMs int64) string {
-	cs := queue.drain(time.Duration(max(timeoutMs, 0)) * time.Millisecond)
+	return CompletionsJSON(queue.drain(time.Duration(max(timeoutMs, 0)) * time.Millisecond))
+}
+
+// CompletionsJSON is cs as a JSON array, or "" for none.
+func CompletionsJSON(cs []Completion) string {
 	if len(cs) == 0 {
 		return ""
 	}

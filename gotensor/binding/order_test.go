@@ -2,8 +2,10 @@ package binding
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 )
@@ -118,5 +120,73 @@ func TestCompletionCarriesFailureFields(t *testing.T) {
 	}
 	if (FailureOf(nil) != Failure{}) {
 		t.Fatal("a nil error has a failure")
+	}
+}
+
+// Claim returns the completions of the operations, once they finish, that
+// the queue's reader has not drained.
+func TestClaim(t *testing.T) {
+	h := blockingHandle()
+	defer Close(h)
+	blocked := StartWrite(h, "a", []byte{0, 0}, int16Code, []int64{1}, "none", -1, -1)
+	mem, _ := Open("mem://")
+	defer Close(mem)
+	quick := StartWrite(mem, "b", []byte{0, 0}, int16Code, []int64{1}, "none", -1, 0)
+	if c := completions(t, quick)[quick]; c.Kind != "" {
+		t.Fatalf("quick write: %+v", c)
+	}
+	queued := StartWrite(mem, "c", []byte{0, 0}, int16Code, []int64{1}, "none", -1, 0)
+	for {
+		if _, running := running.Load(queued); !running {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if got := Claim([]int64{queued}); len(got) != 1 || got[0].Op != queued || got[0].Kind != "" {
+		t.Fatalf("a queued completion was not taken: %+v", got)
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		Cancel(blocked)
+	}()
+	got := Claim([]int64{quick, blocked}) // quick was drained: only blocked's
+	if len(got) != 1 || got[0].Op != blocked || got[0].Kind != errs.Timeout.String() {
+		t.Fatalf("claimed %+v", got)
+	}
+	if recs := Completions(50); recs != "" {
+		t.Fatalf("a claimed operation was queued too: %s", recs)
+	}
+	if Cancel(blocked) {
+		t.Fatal("a finished operation was cancelled")
+	}
+}
+
+// Operations claimed as they finish are reported exactly once: to Claim,
+// or to the queue's reader.
+func TestClaimRacesReportOnce(t *testing.T) {
+	h, _ := Open("mem://")
+	defer Close(h)
+	for trial := 0; trial < 200; trial++ {
+		ops := make([]int64, 8)
+		for i := range ops {
+			ops[i] = StartWrite(h, fmt.Sprintf("k%d", i), []byte{0, 0}, int16Code, []int64{1}, "none", -1, 0)
+		}
+		claimed := map[int64]bool{}
+		for _, c := range Claim(ops[:4]) {
+			claimed[c.Op] = true
+		}
+		if len(claimed) != 4 {
+			t.Fatalf("trial %d: claimed %d of 4", trial, len(claimed))
+		}
+		var queued []int64
+		for _, op := range ops {
+			if !claimed[op] {
+				queued = append(queued, op)
+			}
+		}
+		completions(t, queued...)
+		if recs := Completions(0); recs != "" {
+			t.Fatalf("trial %d: reported twice: %s", trial, recs)
+		}
 	}
 }

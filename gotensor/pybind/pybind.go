@@ -259,6 +259,18 @@ func Cancel(op int64) (running bool, err error) {
 	return binding.Cancel(op), nil
 }
 
+// ClaimOps waits for the n operations whose ids are the int64s at opsPtr
+// and returns their completions as Completions does, but for those
+// Completions has returned already (binding.Claim).
+func ClaimOps(opsPtr uintptr, n int64) (recs string, err error) {
+	defer guard(&err)
+	ops, err := binding.Int64sAt(opsPtr, n)
+	if err != nil {
+		return "", err
+	}
+	return binding.CompletionsJSON(binding.Claim(ops)), nil
+}
+
 // Completions returns finished operations as a JSON array of
 // binding.Completion records ({"op", "value"}, and a failed one's "kind",
 // "key" and "message"), or "" after timeoutMs.

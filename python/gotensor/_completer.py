@@ -8,10 +8,12 @@ JSON records ({"op", "value"}, and for a failed operation its error's
 
 from __future__ import annotations
 
+import array
 import json
 import threading
 from concurrent.futures import Future
-from typing import Any, Callable
+from concurrent.futures import wait as futures_wait
+from typing import Any, Callable, Iterable
 
 from . import errors
 from ._native_lib import native
@@ -56,13 +58,38 @@ class _Completer:
                 self._thread.start()
         return fut
 
+    def wait(self, futures: Iterable[OpFuture]) -> None:
+        """Wait until futures (of submit()) are done. This thread waits in Go
+        for their operations and completes them itself (Go's Claim), so Go
+        wakes it directly rather than through the completer thread; only
+        those the completer thread has taken already are left to it."""
+        pending = [f for f in futures if not f.done()]
+        while pending:
+            ops = array.array("q", (f._op for f in pending))
+            recs = native.claim_ops(ops.buffer_info()[0], len(ops))
+            if recs:
+                for rec in json.loads(recs):
+                    self._complete(rec)
+            chained = []
+            for f, op in zip(pending, ops):
+                if f.done():
+                    continue
+                if f._op != op:  # on_done started the next operation of the chain
+                    chained.append(f)
+                else:  # the completer thread took it and is completing it
+                    futures_wait([f])
+            pending = chained
+
+    def _drain(self, timeout_ms: int) -> None:
+        recs = native.completions(timeout_ms)
+        if recs:
+            for rec in json.loads(recs):
+                self._complete(rec)
+
     def _run(self) -> None:
         while True:
             try:
-                recs = native.completions(200)
-                if recs:
-                    for rec in json.loads(recs):
-                        self._complete(rec)
+                self._drain(200)
             except BaseException:  # noqa: BLE001 - never let the thread die; each record is guarded below
                 pass
 

@@ -172,3 +172,20 @@ def test_two_reads_into_one_out_never_blame_the_store(store):
             except gotensor.InvalidArgument as e:
                 assert "destination memory changed" in str(e)
     assert torch.equal(store.read_tensor("a"), a) and torch.equal(store.read_tensor("b"), b)
+
+
+def test_waiting_thread_completes_its_own_operations(store):
+    """completer.wait: the waiting thread takes its operations' results from Go
+    itself, chained ones (a read of a new tensor: fetch, then decode) and
+    failed ones included, whether they finished before it waited or after."""
+    from gotensor._completer import completer
+    values = {f"w{i}": torch.full((1000 * (i + 1),), float(i)) for i in range(20)}
+    writes = [store.write_tensor_async(k, v) for k, v in values.items()]
+    completer.wait(writes)
+    assert all(f.done() and f.exception() is None for f in writes)
+    for _ in range(3):
+        reads = {k: store.read_tensor_async(k) for k in values}
+        missing = store.read_tensor_async("never written")
+        completer.wait([*reads.values(), missing])
+        assert all(torch.equal(f.result(), values[k]) for k, f in reads.items())
+        assert isinstance(missing.exception(), gotensor.KeyNotFound) and missing.exception().key == "never written"

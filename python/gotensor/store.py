@@ -144,6 +144,10 @@ def _codec(codec: Any) -> str:
 _executor: Any = None
 
 
+def _no_value(_value: Any, fut: Future[Any]) -> None:
+    fut.set_result(None)
+
+
 def _gather(futs: list[Future[Any]]) -> list[Any]:
     """Wait for every future, then raise the first error, if any."""
     first = None
@@ -291,12 +295,37 @@ class Store:
             InvalidArgument, StoreClosed: at once, for a bad key or codec or
                 a closed store.
         """
+        return self._write_async(key, tensor, codec=codec, timeout=timeout)
+
+    def _write_async(self, key: str, tensor: Any, *, codec: str = "none", rows: slice | None = None,
+                     chunk_rows: int | None = None, timeout: float | None = None) -> Future[None]:
+        """write_tensor_async, also with write_tensor's rows= or chunk_rows=
+        (for gotensor.flexgen). A tensor on a device is copied to the host
+        first, on this thread."""
         v = _host_view(tensor)
-        h, k, c, tns = self._handle, _key(key), _codec(codec), _timeout_ns(timeout)
+        h, k, tns = self._handle, _key(key), _timeout_ns(timeout)
+        if rows is not None:
+            if chunk_rows is not None:
+                raise errors.InvalidArgument("chunk_rows= lays out a whole tensor; a write with rows= keeps the layout")
+            if not v.shape:
+                raise errors.InvalidArgument("a row write needs a tensor of at least one dimension")
+            start, _ = _row_start(rows, None, v.shape[0])
+            return completer.submit(
+                lambda: native.start_write_rows(h, k, start, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape),
+                                                len(v.shape), v.gpu, tns),
+                v.keep, _no_value)
+        c = _codec(codec)
+        if chunk_rows is not None:
+            if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+                raise errors.InvalidArgument(f"chunk_rows must be a positive int, got {chunk_rows!r}")
+            return completer.submit(
+                lambda: native.start_write_for_rows(h, k, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape),
+                                                    c, chunk_rows, v.gpu, tns),
+                v.keep, _no_value)
         return completer.submit(
             lambda: native.start_write(h, k, v.ptr, v.nbytes, v.dtype, shape_ptr(v.shape), len(v.shape), c, v.gpu,
                                        tns),
-            v.keep, lambda _v, fut: fut.set_result(None))
+            v.keep, _no_value)
 
     # -- reading ---------------------------------------------------------------
     @overload
@@ -469,16 +498,7 @@ class Store:
         if (out is not None and _staged(out)) or (out is None and _cuda(device)):
             return _staging_executor().submit(self.read_tensor, key, out=out, device=device, timeout=timeout)
         if out is not None:
-            view, finish = _out_view(out)
-
-            def done(_v, fut):
-                if finish is not None:
-                    finish()
-                fut.set_result(out)
-            return completer.submit(
-                lambda: native.start_read_into(h, key, view.ptr, view.nbytes, view.dtype, shape_ptr(view.shape),
-                                               len(view.shape), view.gpu, tns),
-                (view.keep, out), done)
+            return self._read_async(key, out, timeout=timeout)
 
         meta = new_meta()
 
@@ -493,6 +513,36 @@ class Store:
                              lambda _v, f: f.set_result(finish()), future=fut)
         return completer.submit(lambda: native.start_read(h, key, 0, 0, meta.buffer_info()[0], -1, tns),
                                 meta, fetched)
+
+    def _read_async(self, key: str, out: Any, *, rows: slice | None = None,
+                    timeout: float | None = None) -> Future[Any]:
+        """read_tensor_async into out=, also with read_tensor's rows= (for
+        gotensor.flexgen); out on a device is filled from a host copy when
+        the read completes."""
+        h, k, tns = self._handle, _key(key), _timeout_ns(timeout)
+        view, finish = _out_view(out)
+
+        def done(_v: Any, fut: Future[Any]) -> None:
+            if finish is not None:
+                finish()
+            fut.set_result(out)
+        if rows is not None:
+            if not view.shape:
+                raise errors.InvalidArgument("a row read needs out= of at least one dimension")
+            start, _ = _row_start(rows, None, view.shape[0])
+            return completer.submit(
+                lambda: native.start_read_rows(h, k, start, view.ptr, view.nbytes, view.dtype, shape_ptr(view.shape),
+                                               len(view.shape), view.gpu, tns),
+                (view.keep, out), done)
+        return completer.submit(
+            lambda: native.start_read_into(h, k, view.ptr, view.nbytes, view.dtype, shape_ptr(view.shape),
+                                           len(view.shape), view.gpu, tns),
+            (view.keep, out), done)
+
+    def _delete_async(self, key: str, *, timeout: float | None = None) -> Future[None]:
+        """delete on a Go goroutine, in key's order (for gotensor.flexgen)."""
+        h, k, tns = self._handle, _key(key), _timeout_ns(timeout)
+        return completer.submit(lambda: native.start_delete(h, k, tns), None, _no_value)
 
     # -- many at once ------------------------------------------------------------
     def write_tensors(self, items: Items, *, codec: str = "none") -> None:

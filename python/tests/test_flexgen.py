@@ -137,8 +137,7 @@ def test_write_reads_the_source_when_it_runs_and_codes_floats_with_planes():
 
 
 def test_device_to_device_copy_takes_its_turn_on_both_keys():
-    """A copy a -> b queued after a write of a and before another write of a sees the first value
-    (it used to read a at submit, before the queued write had run)."""
+    """A copy a -> b submitted after a write of a and before another write of a sees the first value."""
     cpu = pb.TorchDevice("cpu")
     dev = gtf.GoTensorDevice("mem://", num_copy_threads=4)
     try:
@@ -392,8 +391,8 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
     """A compressed cache's data and scale tensors (TorchCompressedDevice over
     the device) are laid out for appends too: a token's append encodes a few
     KiB whatever the cache's length, and reads back what was written; the
-    append and the read are one job each, for the data and the scales (the
-    append on the calling thread: a token's rows are small)."""
+    append is one row write each for the data and the scales, the read one
+    row read each."""
     from types import SimpleNamespace
     from flexgen.compression import CompressionConfig
     comp = CompressionConfig(num_bits=4, group_size=64, group_dim=2, symmetric=False)
@@ -403,9 +402,6 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
         cpu = pb.TorchDevice("cpu")
         gtf.install()
         dev = gtf.GoTensorDevice("mem://", codec="none")
-        jobs, submit, run_now = [], dev._submit, dev._run_now
-        dev._submit = lambda *a: (jobs.append(a[1]), submit(*a))[1]
-        dev._run_now = lambda *a: (jobs.append(a[1]), run_now(*a))[1]
         try:
             costs = []
             for gen in (32, 1024):
@@ -416,13 +412,13 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
                 pb.general_copy(k, (slice(0, 32), slice(0, heads)), prompt, None)
                 dev.synchronize()
                 new = cpu.compressed_device.compress(torch.randn(1, heads, 64), comp)
-                before, jobs[:] = _work(), []
+                before, ops = _work(), (dev.stats["writes"], dev.stats["reads"])
                 pb.general_copy(k, (slice(32, 33), slice(0, heads)), new, None)
                 dev.synchronize()
                 costs.append(_work()["encoded"] - before["encoded"])
                 back = k.copy(cpu.compressed_device, (slice(0, 33), slice(0, heads)))
                 dev.synchronize()
-                assert len(jobs) == 2, jobs  # the append, the read
+                assert (dev.stats["writes"] - ops[0], dev.stats["reads"] - ops[1]) == (2, 2)  # data and scales each
                 for i in (0, 1):
                     got, dt = back.data[i].data, back.data[i].data.dtype
                     assert torch.equal(got[:32], prompt.data[i].data.to(dt))
@@ -433,67 +429,61 @@ def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():
             dev.close()
 
 
-def test_copies_keep_each_keys_order_and_no_worker_idles_behind_a_busy_one():
-    """A key's operations run in submission order; a key with nothing
-    pending runs on an idle worker, even one that a fixed key hash would
-    have put behind a blocked copy."""
+def test_copies_on_a_key_take_effect_in_submission_order():
+    """Writes, loads and deletes of a few keys, interleaved and large enough to run
+    asynchronously, end as they would one after another: the order is Go's, per key."""
     import random
-    import threading
-    import time
-    dev = gtf.GoTensorDevice("mem://", num_copy_threads=4)
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
     try:
-        release, ran = threading.Event(), threading.Event()
-        dev._submit("x", release.wait, 10)
-        other = next(k for k in (f"y{i}" for i in range(1000)) if hash(k) % 4 == hash("x") % 4)
-        dev._submit(other, ran.set)
-        assert ran.wait(5), "a free key waited behind a blocked worker"
-        release.set()
+        rng, n = random.Random(3), 96 << 10  # 384 KiB of float32: above INLINE_BYTES
+        keys = {name: dev.allocate((n,), np.float32) for name in "abc"}
+        want, reads = {}, []
+        for i in range(200):
+            name = rng.choice("abc")
+            t, op = keys[name], rng.random()
+            if op < 0.5:
+                src = torch.full((n,), float(i))
+                dev.submit_copy(t, None, pb.TorchTensor((n,), torch.float32, src, cpu), None)
+                want[name] = float(i)
+            elif op < 0.9:
+                out = torch.empty(n)
+                dev.submit_copy(pb.TorchTensor((n,), torch.float32, out, cpu), None, t, None)
+                reads.append((out, want.get(name, 0.0)))
+            else:
+                t.delete()
+                keys[name] = dev.allocate((n,), np.float32)
+                want.pop(name, None)
         dev.synchronize()
-        rng, seen = random.Random(3), {k: [] for k in "abc"}
-        for i in range(300):
-            k = rng.choice("abc")
-            dev._submit(k, lambda k=k, i=i: (time.sleep(rng.random() / 5000), seen[k].append(i)))
-        dev.synchronize()
-        assert all(v == sorted(v) for v in seen.values()) and sum(map(len, seen.values())) == 300
-        assert not dev._pending
-    finally:
-        dev.close()
-
-
-def test_a_job_for_several_keys_waits_behind_each_or_is_refused():
-    """A job on (a, b) runs after what is pending on both when they are
-    pending on one queue, and later jobs on either key wait for it; keys
-    pending on different queues refuse it (the caller then goes key by key)."""
-    import threading
-    dev = gtf.GoTensorDevice("mem://", num_copy_threads=2)
-    try:
-        release, seen = threading.Event(), []
-        dev._submit("a", release.wait, 10)
-        assert dev._submit(("a", "b"), seen.append, "ab")
-        dev._submit("b", seen.append, "b")
-        dev._submit("c", seen.append, "c")  # the other queue: runs at once
-        deadline = time.monotonic() + 10
-        while not seen and time.monotonic() < deadline:  # before "a" is released, whatever the scheduler does
-            time.sleep(0.001)
-        dev._submit("d", release.wait, 10)
-        assert not dev._submit(("a", "d"), seen.append, "never")
-        release.set()
-        dev.synchronize()
-        assert seen[0] == "c" and seen[1:] == ["ab", "b"] and not dev._pending
+        for out, value in reads:
+            assert torch.all(out == value), (out[:3], value)
+        for name, t in keys.items():
+            if name in want:
+                assert torch.all(dev.store.read_tensor(t.data) == want[name])
+        assert sorted(dev.keys()) == sorted(keys[name].data for name in want)
     finally:
         dev.close()
 
 
 class _RecordingStore(gotensor.Store):
-    """A store that records the out= of every read_tensor call."""
+    """A store that records the out= of every asynchronous read and which
+    writes ran on the calling thread ("sync") or as Go operations ("async")."""
 
     def __init__(self, url):
         super().__init__(url)
-        self.outs = []
+        self.outs, self.writes = [], []
 
-    def read_tensor(self, key, **kw):
-        self.outs.append(kw.get("out"))
-        return super().read_tensor(key, **kw)
+    def _read_async(self, key, out, **kw):
+        self.outs.append(out)
+        return super()._read_async(key, out, **kw)
+
+    def write_tensor(self, key, tensor, **kw):
+        self.writes.append("sync")
+        return super().write_tensor(key, tensor, **kw)
+
+    def _write_async(self, key, tensor, **kw):
+        self.writes.append("async")
+        return super()._write_async(key, tensor, **kw)
 
 
 def test_loads_decode_straight_into_the_destination():
@@ -519,46 +509,41 @@ def test_loads_decode_straight_into_the_destination():
 
 
 def test_a_small_host_append_runs_on_the_callers_thread_in_the_keys_order():
-    """A token's append from host memory to a key with nothing pending runs
-    at once on FlexGen's thread (a hand-off to a copy thread costs more than
-    the write); one to a key with copies pending waits behind them on the
-    key's queue; a large write goes to a copy thread; an error in an inline
-    write is raised by synchronize(), as a copy thread's is."""
-    import threading
+    """A token's append from host memory to a key with no operation running is
+    written at once on FlexGen's thread (starting a Go operation costs more
+    than the write); one to a key with an operation running, and a large
+    write, start Go operations; an error in an inline write is raised by
+    synchronize(), as an operation's is."""
+    from concurrent.futures import Future
     cpu = pb.TorchDevice("cpu")
-    dev = gtf.GoTensorDevice("mem://", codec="none")
+    store = _RecordingStore("mem://")
+    dev = gtf.GoTensorDevice(store=store, codec="none")
     try:
         k = dev.allocate((64, 48, 64), np.float32)
         dev._mark_appended(k.data)
-        prompt = torch.randn(32, 48, 64)  # 384 KiB: above INLINE_BYTES, to a copy thread
-        threads, store_part = [], dev._store_part
-        dev._store_part = lambda *a: (threads.append(threading.current_thread()), store_part(*a))[1]
+        prompt = torch.randn(32, 48, 64)  # 384 KiB: above INLINE_BYTES
         dev.submit_copy(k, (slice(0, 32), slice(0, 48)), pb.TorchTensor(prompt.shape, prompt.dtype, prompt, cpu), None)
         dev.synchronize()
-        assert threads == [dev.copy_threads[0]] or threads[0] in dev.copy_threads
         row = torch.randn(1, 48, 64)
         dev.submit_copy(k, (slice(32, 33), slice(0, 48)), pb.TorchTensor(row.shape, row.dtype, row, cpu), None)
-        assert threads[1] is threading.current_thread()
-        assert torch.equal(dev.store.read_tensor(k.data, rows=slice(32, 33)), row)  # done before synchronize()
+        assert store.writes == ["async", "sync"]
+        assert torch.equal(store.read_tensor(k.data, rows=slice(32, 33)), row)  # done before synchronize()
 
-        release = threading.Event()
-        dev._submit(k.data, release.wait, 10)  # something pending on the key
+        dev._last[k.data] = Future()  # an operation running on the key
         row2 = torch.randn(1, 48, 64)
         dev.submit_copy(k, (slice(33, 34), slice(0, 48)), pb.TorchTensor(row2.shape, row2.dtype, row2, cpu), None)
-        assert len(threads) == 2  # queued behind the pending job, not run
-        release.set()
+        assert store.writes[2:] == ["async"]
         dev.synchronize()
-        assert threads[2] in dev.copy_threads
-        assert torch.equal(dev.store.read_tensor(k.data, rows=slice(33, 34)), row2)
+        assert torch.equal(store.read_tensor(k.data, rows=slice(33, 34)), row2)
 
         bad = torch.randn(1, 47, 64)  # does not fit the cache's rows
         dev.submit_copy(k, (slice(34, 35), slice(0, 48)), pb.TorchTensor(bad.shape, bad.dtype, bad, cpu), None)
-        assert len(threads) == 4 and threads[3] is threading.current_thread()
         with pytest.raises(RuntimeError, match="size"):
             dev.synchronize()
         dev.synchronize()  # the error was raised once
     finally:
         dev.close()
+        store.close()
 
 
 def test_cache_row_copies_match_torch_on_every_index_form():

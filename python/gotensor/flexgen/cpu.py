@@ -5,13 +5,14 @@
         model = OptLM(cfg, env, path, policy)
         model.generate(prompts, max_new_tokens=8)
 
-`python -m gotensor.flexgen --cpu ...` runs flex_opt's command line under it. FlexGen assumes CUDA: it creates CUDA streams, its disk copy threads call
-torch.cuda.set_device, CPU allocations ask for pinned memory, CPU attention
-results are sent back with .cuda().half(), and the KV cache is float16 (slow
-or missing CPU kernels). The shim below patches
-exactly those spots, for both FlexGen's TorchDisk and gotensor's device;
-everything else runs as shipped. It also writes a small random OPT in
-FlexGen's -np weight layout.
+`python -m gotensor.flexgen --cpu ...` runs flex_opt's command line under it.
+FlexGen assumes CUDA: it creates CUDA streams, its TorchDisk's copy threads
+call torch.cuda.set_device, CPU allocations ask for pinned memory, CPU
+attention results are sent back with .cuda().half(), and the KV cache is
+float16 (slow or missing CPU kernels). The shim below patches exactly those
+spots; everything else, FlexGen's TorchDisk and gotensor's device alike,
+runs as shipped. This module also writes a small random OPT in FlexGen's -np
+weight layout.
 """
 
 from __future__ import annotations

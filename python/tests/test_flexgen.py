@@ -579,3 +579,21 @@ def test_cache_row_copies_match_torch_on_every_index_form():
             assert torch.equal(out, want), idx
     finally:
         dev.close()
+
+
+def test_tiny_runs_offline_beside_torch_disk(tmp_path):
+    """`python -m gotensor.flexgen --tiny` needs nothing downloaded (the hub is off) and prints both
+    runs' times and tokens, which agree; --help says how."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HOME=str(tmp_path / "hf"))
+    out = subprocess.run([sys.executable, "-m", "gotensor.flexgen", "--tiny", "--offload-url", f"file://{tmp_path}/s"],
+                         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "FlexGen's TorchDisk" in out.stdout and "gotensor file://" in out.stdout
+    assert "tokens identical: yes" in out.stdout
+    assert not os.path.exists(tmp_path / "hf")  # nothing fetched, nothing cached
+    help = subprocess.run([sys.executable, "-m", "gotensor.flexgen", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert help.returncode == 0 and "--tiny" in help.stdout and "offline" in help.stdout

@@ -44,10 +44,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gotensor-serve:", err)
 		os.Exit(1)
 	}
+	sig := make(chan os.Signal, 1) // before the ready line: a launcher may stop the node as soon as it reads it
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	// stdout, one line: launchers wait for it to know the node is ready
 	fmt.Printf("gotensor serve: listening on %s%s (capacity %s, dir %s%s%s)\n", s.URL(), tlsNote(*tlsCert), *capacity, orNone(*dir), note("metrics", s.MetricsURL()), note("pprof", s.PprofURL()))
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
 	s.Shutdown()
 }

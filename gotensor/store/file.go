@@ -25,14 +25,22 @@ func init() {
 		if u.Path == "" {
 			return nil, errs.New(errs.InvalidArgument, "file store URL %q has no path", RedactURL(u))
 		}
-		if err := CheckOptions(u, "capacity", "fsync"); err != nil {
+		if err := CheckOptions(u, "capacity", "fsync", "readonly"); err != nil {
 			return nil, err
 		}
 		c, err := capacityParam(u)
 		if err != nil {
 			return nil, err
 		}
-		s, err := OpenDir(u.Path, c)
+		open := OpenDir
+		switch v := u.Query().Get("readonly"); v {
+		case "", "0", "false":
+		case "1", "true":
+			open = func(dir string, _ int64) (*Dir, error) { return OpenDirReadOnly(dir) }
+		default:
+			return nil, errs.New(errs.InvalidArgument, "bad readonly=%q in %q (want true or false)", v, RedactURL(u))
+		}
+		s, err := open(u.Path, c)
 		if err != nil {
 			return nil, err
 		}
@@ -89,6 +97,8 @@ type Dir struct {
 	// NoSync skips fsync (file:///dir?fsync=false): writes stay atomic
 	// against a killed process, but not against power loss.
 	NoSync bool
+
+	readOnly bool // OpenDirReadOnly: no lock, nothing written, the directory read afresh
 
 	dir      string
 	abs      string // dir's absolute path, its entry in openDirs
@@ -150,36 +160,7 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		return nil, errs.Wrap(errs.Unavailable, err, "store directory %s is in use by another process", dir)
 	}
 	s := &Dir{dir: dir, abs: abs, capacity: capacity, lock: lock, seed: maphash.MakeSeed(), sizes: map[string]int64{}, vers: map[string]uint64{}, handles: map[string]*handle{}}
-	var journals []string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() || name == lockName || isSlot(name) {
-			return nil
-		}
-		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write
-			return os.Remove(path)
-		}
-		if isJournal(name) { // left by a crash mid-edit: after the walk
-			journals = append(journals, path)
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, path)
-		key, ok := keyFromPath(rel)
-		if !ok {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		s.sizes[key] = info.Size()
-		s.bytes += info.Size() + keyCharge(key)
-		s.keyBytes += keyCharge(key)
-		return nil
-	})
+	journals, err := s.index(true)
 	for _, j := range journals {
 		if err == nil {
 			err = s.replayJournal(j)
@@ -194,6 +175,49 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		return nil, errs.Wrap(ioKind(err), err, "cannot index store directory %s", dir)
 	}
 	return s, nil
+}
+
+// index lists the frames in the directory into s.sizes; tidy removes the
+// temp files a crash left mid-write. It returns the <file>.splice
+// journals found, for the caller to replay.
+func (s *Dir) index(tidy bool) (journals []string, err error) {
+	s.sizes, s.bytes, s.keyBytes = map[string]int64{}, 0, 0
+	err = filepath.WalkDir(s.dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() || name == lockName || isSlot(name) {
+			return nil
+		}
+		if strings.HasPrefix(name, tmpPrefix) { // left by a crash mid-write, or a writer's in flight
+			if tidy {
+				return os.Remove(path)
+			}
+			return nil
+		}
+		if isJournal(name) { // left by a crash mid-edit
+			journals = append(journals, path)
+			return nil
+		}
+		rel, _ := filepath.Rel(s.dir, path)
+		key, ok := keyFromPath(rel)
+		if !ok {
+			return nil
+		}
+		info, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) { // deleted by another process since the listing
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s.sizes[key] = info.Size()
+		s.bytes += info.Size() + keyCharge(key)
+		s.keyBytes += keyCharge(key)
+		return nil
+	})
+	return journals, err
 }
 
 func (s *Dir) URL() string { return "file://" + s.dir }
@@ -272,6 +296,9 @@ var putWriter = func(f *os.File) io.Writer { return f }
 // replace makes key's file one of size bytes that fill writes, atomically,
 // under key's lock.
 func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) error {
+	if s.readOnly {
+		return errReadOnly(key, s.URL())
+	}
 	// Reserve the space first so concurrent writers cannot overshoot.
 	s.mu.Lock()
 	if s.closed {
@@ -367,6 +394,9 @@ func syncDir(dir string) error {
 func (s *Dir) check(key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
+	}
+	if s.readOnly {
+		return s.checkFile(key)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -489,6 +519,9 @@ func (s *Dir) Delete(_ context.Context, key string) error {
 	if err := ValidateKey(key); err != nil {
 		return err
 	}
+	if s.readOnly {
+		return errReadOnly(key, s.URL())
+	}
 	kl := s.keyLock(key)
 	kl.Lock()
 	defer kl.Unlock()
@@ -526,6 +559,11 @@ func (s *Dir) Has(_ context.Context, key string) (bool, error) {
 }
 
 func (s *Dir) List(_ context.Context, prefix string) ([]string, error) {
+	if s.readOnly {
+		if err := s.reindex(); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -535,6 +573,9 @@ func (s *Dir) List(_ context.Context, prefix string) ([]string, error) {
 }
 
 func (s *Dir) Usage() Usage {
+	if s.readOnly {
+		s.reindex()
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return Usage{Keys: int64(len(s.sizes)), Bytes: s.bytes - s.keyBytes, Capacity: s.capacity}
@@ -557,6 +598,9 @@ func (s *Dir) Close() error {
 	s.closed = true
 	s.closeSlots()
 	s.forgetAll()
+	if s.readOnly {
+		return nil
+	}
 	err := s.lock.Close() // releases the flock
 	openDirs.release(s.abs)
 	return err

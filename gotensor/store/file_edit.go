@@ -77,6 +77,9 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 // copied from the old file by the kernel (copy_file_range: no pass
 // through user memory, and a shared extent on file systems that reflink).
 func (s *Dir) edit(key string, h *handle, e Edit) error {
+	if s.readOnly {
+		return errReadOnly(key, s.URL())
+	}
 	src, size := h.f, h.size
 	if int64(len(e.Data)) == e.N {
 		i := s.editStripe(key)

@@ -38,7 +38,11 @@ func (s *Dir) acquire(key string) (*handle, error) {
 	}
 	gen := s.hgen
 	s.hmu.Unlock()
-	f, err := openBlocking(filepath.Join(s.dir, pathFor(key)), os.O_RDWR, 0)
+	flag := os.O_RDWR // an in-place edit writes through the handle
+	if s.readOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := openBlocking(filepath.Join(s.dir, pathFor(key)), flag, 0)
 	if err != nil {
 		return nil, s.openErr(key, err)
 	}

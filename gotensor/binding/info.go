@@ -33,7 +33,7 @@ func Info() map[string]any {
 		"arch":        runtime.GOARCH,
 		"cpus":        runtime.NumCPU(),
 		"workers":     parallel.Workers(),
-		"codecs":      codec.Names(),
+		"codecs":      append(codec.Names(), "auto"), // "auto" chooses one of the others per write
 		"stores":      store.Schemes(),
 		"dtypes":      dts,
 		"dtype_codes": codes,
@@ -56,10 +56,14 @@ func InfoJSON(hardware bool) (string, error) {
 }
 
 // SetWorkers bounds the goroutines that code one tensor's chunks (0: all
-// cores) and returns the bound now in force.
-func SetWorkers(n int) int {
+// cores) and returns the bound now in force; n past parallel.MaxWorkers,
+// or negative, is refused.
+func SetWorkers(n int) (int, error) {
+	if n < 0 || n > parallel.MaxWorkers {
+		return parallel.Workers(), errs.New(errs.InvalidArgument, "workers %d: want 0 (every core) to %d", n, parallel.MaxWorkers)
+	}
 	parallel.SetWorkers(n)
-	return parallel.Workers()
+	return parallel.Workers(), nil
 }
 
 // transports lists the memory-node transports built in.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
 )
 
@@ -64,7 +65,22 @@ func WriteForRows(h int64, key string, raw []byte, dtype int64, shape []int64, c
 		return err
 	}
 	defer cancel()
+	if err := checkChunkRows(chunkRows, shape); err != nil {
+		return err
+	}
 	return write(core.WithChunkRows(ctx, chunkRows), s, key, raw, dtype, shape, codecName, gpu)
+}
+
+// checkChunkRows refuses a layout by rows for a tensor without rows to lay
+// out (fewer than 2 dimensions), or a negative row count.
+func checkChunkRows(n int64, shape []int64) error {
+	if n < 0 {
+		return errs.New(errs.InvalidArgument, "chunk_rows %d: want a positive row count", n)
+	}
+	if n > 0 && len(shape) < 2 {
+		return errs.New(errs.InvalidArgument, "chunk_rows needs a tensor of 2 or more dimensions (rows of the first); this one has %d", len(shape))
+	}
+	return nil
 }
 
 // StartWriteRows is WriteRows on a goroutine; raw and shape must stay
@@ -89,6 +105,9 @@ func StartReadRows(h int64, key string, start int64, dst []byte, dtype int64, sh
 func StartWriteForRows(h int64, key string, raw []byte, dtype int64, shape []int64, codecName string, chunkRows int64, gpu int, timeoutNs int64) int64 {
 	s := storeFor(h)
 	return startOn(s, h, key, timeoutNs, func(ctx context.Context) error {
+		if err := checkChunkRows(chunkRows, shape); err != nil {
+			return err
+		}
 		return write(core.WithChunkRows(ctx, chunkRows), s, key, raw, dtype, shape, codecName, gpu)
 	})
 }

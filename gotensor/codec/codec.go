@@ -122,7 +122,7 @@ func ByName(name string) (Codec, error) {
 	if c, ok := byName[name]; ok {
 		return c, nil
 	}
-	return nil, errs.New(errs.InvalidArgument, "unknown codec %q (known: %s)", name, strings.Join(Names(), ", "))
+	return nil, errs.New(errs.InvalidArgument, "unknown codec %q (known: %s, and auto where a write chooses)", name, strings.Join(Names(), ", "))
 }
 
 // Parse reads a codec spec, "name" or "name:params", into the codec and

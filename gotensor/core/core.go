@@ -54,6 +54,9 @@ func (s *Store) coding(c codec.ID) func() {
 
 // Open opens the store a URL names (see store.Open).
 func Open(url string) (*Store, error) {
+	if frame.LimitsErr != nil {
+		return nil, frame.LimitsErr
+	}
 	schemes.Register()
 	st, err := store.Open(url)
 	if err != nil {
@@ -97,6 +100,7 @@ func pinOf(ctx context.Context) parallel.Pin {
 func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 	opt := s.Frame
 	opt.Pin = pinOf(ctx)
+	opt.Limits = s.Limits
 	if n := rowChunkBytes(ctx, meta); n > 0 {
 		opt.ChunkSize, opt.AlignRows = n, true
 	}

@@ -115,17 +115,31 @@ type Limits struct {
 }
 
 // DefaultLimits accepts tensors up to 64 GiB, or GOTENSOR_MAX_TENSOR_BYTES
-// ("64GiB") when that is set.
-var DefaultLimits = limitsFromEnv()
+// ("64GiB") when that is set; LimitsErr says why a setting was refused
+// (DefaultLimits then keeps 64 GiB, and stores refuse to open).
+var DefaultLimits, LimitsErr = limitsFromEnv()
 
-func limitsFromEnv() Limits {
+func limitsFromEnv() (Limits, error) {
 	lim := Limits{MaxRawBytes: 64 << 30}
-	if v := os.Getenv("GOTENSOR_MAX_TENSOR_BYTES"); v != "" {
-		if n, err := size.Parse(v); err == nil && n > 0 {
-			lim.MaxRawBytes = n
-		}
+	v := os.Getenv("GOTENSOR_MAX_TENSOR_BYTES")
+	if v == "" {
+		return lim, nil
 	}
-	return lim
+	n, err := size.Parse(v)
+	if err != nil || n <= 0 {
+		return lim, errs.New(errs.InvalidArgument, "GOTENSOR_MAX_TENSOR_BYTES=%q: want a size such as 64GiB", v)
+	}
+	lim.MaxRawBytes = n
+	return lim, nil
+}
+
+// CheckWrite refuses a tensor of raw bytes that l would refuse to read
+// back: a limit holds for writes as for reads.
+func (l Limits) CheckWrite(raw int64) error {
+	if raw > l.MaxRawBytes {
+		return errs.New(errs.InvalidArgument, "a tensor of %d bytes is over the limit of %d (GOTENSOR_MAX_TENSOR_BYTES): it could not be read back", raw, l.MaxRawBytes)
+	}
+	return nil
 }
 
 func corrupt(format string, args ...any) error { return errs.New(errs.CorruptData, format, args...) }

@@ -12,6 +12,7 @@ type Options struct {
 	ChunkSize int          // raw bytes per chunk; 0 means DefaultChunkSize
 	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
 	AlignRows bool         // chunk size a multiple of the leading dimension's row, where one fits
+	Limits    Limits       // the largest tensor written, as read; zero: DefaultLimits
 }
 
 // Alloc provides the memory of whole frames; a store lends the buffers of
@@ -76,6 +77,13 @@ func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, err
 func newHeader(meta tensor.Meta, c codec.Codec, param uint32, opt Options) (*Header, codec.Info, error) {
 	want, err := meta.NumBytes()
 	if err != nil {
+		return nil, codec.Info{}, err
+	}
+	lim := opt.Limits
+	if lim.MaxRawBytes == 0 {
+		lim = DefaultLimits
+	}
+	if err := lim.CheckWrite(want); err != nil {
 		return nil, codec.Info{}, err
 	}
 	if !c.Supports(meta.DType) {

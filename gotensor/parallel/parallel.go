@@ -12,6 +12,10 @@ import (
 
 var workers atomic.Int32
 
+// MaxWorkers bounds what callers may ask of SetWorkers: more goroutines
+// than this per tensor only cost memory and scheduling.
+const MaxWorkers = 4096
+
 // SetWorkers bounds the goroutines one For call uses; n <= 0 restores the
 // default, GOMAXPROCS.
 func SetWorkers(n int) { workers.Store(int32(max(n, 0))) }

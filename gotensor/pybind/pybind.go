@@ -8,6 +8,7 @@ package pybind
 import (
 	"github.com/gotensor/gotensor/gotensor/binding"
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/parallel"
 
 	// GPU discovery and GPU-local pinning (NVML).
 	_ "github.com/gotensor/gotensor/gotensor/binding/gpu"
@@ -31,7 +32,11 @@ func SetGPUAffinity(on bool) (enabled bool, err error) {
 
 func SetWorkers(n int64) (w int64, err error) {
 	defer guard(&err)
-	return int64(binding.SetWorkers(int(n))), nil
+	if n > int64(parallel.MaxWorkers) {
+		n = int64(parallel.MaxWorkers) + 1 // refused below, not wrapped into an int
+	}
+	v, err := binding.SetWorkers(int(n))
+	return int64(v), err
 }
 
 func Open(url string) (h int64, err error) {

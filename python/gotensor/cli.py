@@ -1,4 +1,4 @@
-"""The `gotensor` command: info, serve, load, export, ls, stat, get, rm.
+"""The `gotensor` command: info, serve, load, put, export, ls, stat, get, rm.
 
 Only what a subcommand needs is imported: `--help`, `--version` and `serve`
 never load torch. `serve` execs the Go node (gotensor/bin/gotensor-serve)
@@ -30,6 +30,11 @@ def _info(args) -> int:
     print(f"  cpus:    {data['cpus']} (codec workers: {data['workers']})")
     print(f"  codecs:  {', '.join(data['codecs'])}")
     print(f"  stores:  {', '.join(s + '://' for s in data['stores'])}")
+    built = data.get("transports", [])
+    print("  transports: " + ", ".join(f"{t}://" + ("" if t in built else " (not in this build: see README, Install)")
+                                       for t in ("tcp", "ucx")))
+    libs = data.get("libraries", {})
+    print("  libraries:  " + (", ".join(f"{lib} " + ("yes" if on else "no") for lib, on in libs.items()) or "none"))
     print(f"  dtypes:  {', '.join(data['dtypes'])}")
     print(f"  engine:  {data['engine']}")
     hw = data["hardware"]
@@ -106,9 +111,14 @@ def _token(args) -> str | None:
     return token
 
 
-def _open(args):
+def _open(args, readonly: bool = False):
+    """The store of args.url; readonly: a file:// store is opened without
+    taking its lock or creating anything (a read beside its owner)."""
     import gotensor
-    return gotensor.open(args.url, token=_token(args))
+    url = args.url
+    if readonly and url.startswith("file://") and "readonly=" not in url:
+        url += ("&" if "?" in url else "?") + "readonly=true"
+    return gotensor.open(url, token=_token(args))
 
 
 def _load(args) -> int:
@@ -117,7 +127,7 @@ def _load(args) -> int:
         print("gotensor load: warning: a mem:// store lives in this process and is gone when the command "
               "exits; load into file:// or a node (tcp://, ucx://) to keep the tensors", file=sys.stderr)
     r = load(args.src, args.to, prefix=args.prefix, codec=args.codec, dtype=args.dtype,
-             progress=not args.quiet, token=_token(args))
+             progress=not args.quiet, token=_token(args), atomic=args.atomic)
     print(f"loaded {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB -> {r['stored_bytes'] / 1e6:.1f} MB "
           f"stored in {r['url']} ({r['seconds']:.1f} s)")
     return 0
@@ -125,22 +135,42 @@ def _load(args) -> int:
 
 def _export(args) -> int:
     from .export import export
-    with _open(args) as store:
-        r = export(store, args.to, prefix=args.prefix)
+    with _open(args, readonly=True) as store:
+        r = export(store, args.to, prefix=args.prefix, progress=not args.quiet)
     print(f"exported {r['tensors']} tensors, {r['raw_bytes'] / 1e6:.1f} MB to {args.to}")
     return 0
 
 
 def _ls(args) -> int:
-    with _open(args) as store:
-        for key in store.keys(args.prefix):
-            if args.long:
-                st = store.stat(key)
-                print(f"{st['dtype']:>9} {_shape(st['shape']):>16} {st['raw_bytes']:>12} "
-                      f"{st['stored_bytes']:>12} {st['codec']:<16} {key}")
-            else:
+    with _open(args, readonly=True) as store:
+        keys = store.keys(args.prefix)
+        if not args.long:
+            for key in keys:
                 print(key)
+            return 0
+        rows = []
+        for key in keys:
+            try:
+                st = store.stat(key)
+            except KeyError:  # deleted since the listing (KeyNotFound is a KeyError)
+                continue
+            ratio = st["raw_bytes"] / st["stored_bytes"] if st["stored_bytes"] else 0
+            rows.append((st["dtype"], _shape(st["shape"]), _human(st["raw_bytes"]), _human(st["stored_bytes"]),
+                         f"{ratio:.2f}", st["codec"], key))
+        head = ("DTYPE", "SHAPE", "RAW", "STORED", "RATIO", "CODEC", "KEY")
+        widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
+        for r in [head, *rows]:
+            print("  ".join(c.rjust(w) if i in (2, 3, 4) else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     return 0
+
+
+def _human(n: int) -> str:
+    """1536 -> "1.5 KiB"."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
 
 
 def _shape(shape) -> str:
@@ -149,12 +179,11 @@ def _shape(shape) -> str:
 
 def _stat(args) -> int:
     import json
-    with _open(args) as store:
+    with _open(args, readonly=True) as store:
         if args.key is None:
-            data = {"usage": store.usage()}
+            data: dict = {"url": store.url, "usage": store.usage()}
             if not args.quick:
                 data["tensors"] = _summary(store)
-            data["stats"] = store.stats()
         else:
             data = store.stat(args.key)
             data["shape"] = list(data["shape"])
@@ -189,24 +218,54 @@ def _print_tree(data: dict, indent: int = 0) -> None:
 
 
 def _get(args) -> int:
-    with _open(args) as store:
+    with _open(args, readonly=True) as store:
         if args.out is None:
-            t = store.read_tensor(args.key)
-            print(t)
+            print(store.read_tensor(args.key))
             return 0
-        if not args.out.endswith(".npy"):
-            from .errors import InvalidArgument
-            raise InvalidArgument(f"--out {args.out}: only .npy files are written here; "
-                                  "`gotensor export` writes .safetensors")
-        import numpy as np
-        np.save(args.out, store.read_array(args.key))
+        from .errors import InvalidArgument
+        if args.out.endswith(".safetensors"):
+            from .export import save_tensors
+            save_tensors({args.key: store.read_tensor(args.key)}, args.out)
+        elif args.out.endswith(".npy"):
+            st = store.stat(args.key)
+            if st["dtype"] == "bfloat16" or st["dtype"].startswith("float8"):
+                raise InvalidArgument(f"--out {args.out}: numpy's .npy format has no {st['dtype']} (a reader would get "
+                                      f"raw 'V' records); write FILE.safetensors instead")
+            import numpy as np
+            np.save(args.out, store.read_array(args.key))
+        else:
+            raise InvalidArgument(f"--out {args.out}: write FILE.npy or FILE.safetensors")
+    return 0
+
+
+def _put(args) -> int:
+    from .load import read_file
+    tensors = read_file(args.file)
+    with _open(args) as store:
+        if len(tensors) == 1 and "" in tensors:
+            store.write_tensor(args.key, tensors[""], codec=args.codec)
+            keys = [args.key]
+        else:  # a file of several tensors: KEY/name each
+            items = {f"{args.key}/{name}": t for name, t in tensors.items()}
+            store.write_tensors(items, codec=args.codec)
+            keys = list(items)
+        raw = sum(store.stat(k)["raw_bytes"] for k in keys)
+        stored = sum(store.stat(k)["stored_bytes"] for k in keys)
+    what = keys[0] if len(keys) == 1 else f"{len(keys)} keys under {args.key}/"
+    print(f"put {what}: {_human(raw)} -> {_human(stored)} stored")
     return 0
 
 
 def _rm(args) -> int:
+    from .errors import InvalidArgument
+    if bool(args.keys) == (args.prefix is not None):
+        raise InvalidArgument("rm takes KEY... or --prefix P (one of them)")
     with _open(args) as store:
-        for key in args.keys:
+        keys = args.keys or store.keys(args.prefix)
+        for key in keys:
             store.delete(key)
+    if args.prefix is not None:
+        print(f"deleted {len(keys)} keys starting with {args.prefix!r}")
     return 0
 
 
@@ -271,36 +330,47 @@ def parser() -> argparse.ArgumentParser:
                     help="convert floating-point tensors to this dtype first (default: keep)")
     pl.add_argument("--token-file", default="", metavar="FILE", help="file holding the node's shared secret")
     pl.add_argument("--quiet", action="store_true", help="no progress bar (none is drawn when stderr is not a terminal)")
+    pl.add_argument("--atomic", action="store_true", help="on a failure, delete the keys this run wrote: all or nothing")
     pl.set_defaults(fn=_load)
+
+    pp = sub.add_parser("put", help="a .npy, .safetensors or .pt file into a key", formatter_class=fmt)
+    _store_args(pp, key="required")
+    pp.add_argument("file", metavar="FILE", help="a .npy array, or a .safetensors / .pt file of tensors "
+                    "(one tensor: KEY; several: KEY/name each)")
+    pp.add_argument("--codec", default="auto", help="codec (auto, none, planes, zstd, ...)")
+    pp.set_defaults(fn=_put)
 
     pe = sub.add_parser("export", help="write a store's tensors to a .safetensors file", formatter_class=fmt)
     _store_args(pe)
     pe.add_argument("--to", required=True, metavar="FILE", help="the .safetensors file to write")
     pe.add_argument("--prefix", default="", help="only keys starting with this; names in the file drop it")
+    pe.add_argument("--quiet", action="store_true", help="no progress bar (none is drawn when stderr is not a terminal)")
     pe.set_defaults(fn=_export)
 
     pls = sub.add_parser("ls", help="list a store's keys", formatter_class=fmt)
     _store_args(pls)
     pls.add_argument("prefix", nargs="?", default="", metavar="PREFIX", help="only keys starting with this")
-    pls.add_argument("-l", "--long", action="store_true", help="dtype, shape, raw and stored bytes, codec")
+    pls.add_argument("-l", "--long", action="store_true", help="a table: dtype, shape, raw and stored size, ratio, codec")
     pls.set_defaults(fn=_ls)
 
-    pst = sub.add_parser("stat", help="a tensor's header (dtype, shape, sizes, codec), or the store's usage, "
-                         "what it holds (bytes, ratio, tensors per codec) and this handle's stats",
+    pst = sub.add_parser("stat", help="a tensor's header (dtype, shape, sizes, codec), or the store's usage "
+                         "and what it holds (bytes, ratio, tensors per codec)",
                          formatter_class=fmt)
     _store_args(pst, key="optional")
     pst.add_argument("--json", action="store_true", help="machine-readable output")
     pst.add_argument("--quick", action="store_true", help="without KEY: skip reading every key's header")
     pst.set_defaults(fn=_stat)
 
-    pg = sub.add_parser("get", help="print a tensor, or save it as .npy", formatter_class=fmt)
+    pg = sub.add_parser("get", help="print a tensor, or save it as .safetensors or .npy", formatter_class=fmt)
     _store_args(pg, key="required")
-    pg.add_argument("--out", default=None, metavar="FILE.npy", help="write the tensor here (np.save) instead")
+    pg.add_argument("--out", default=None, metavar="FILE", help="write the tensor to FILE.safetensors (any dtype) or "
+                    "FILE.npy (numpy's dtypes) instead")
     pg.set_defaults(fn=_get)
 
-    pr = sub.add_parser("rm", help="delete keys", formatter_class=fmt)
+    pr = sub.add_parser("rm", help="delete keys, or every key under a prefix", formatter_class=fmt)
     _store_args(pr)
-    pr.add_argument("keys", nargs="+", metavar="KEY")
+    pr.add_argument("keys", nargs="*", metavar="KEY")
+    pr.add_argument("--prefix", default=None, metavar="P", help="delete every key starting with P")
     pr.set_defaults(fn=_rm)
     return p
 
@@ -328,9 +398,38 @@ def _scrub(text: str, args) -> str:
     return text
 
 
+# The exit status of a failed command, by the kind of its error (argparse's
+# usage errors exit 2, as InvalidArgument does).
+EXIT_CODES = {"InvalidArgument": 2, "KeyNotFound": 3, "CorruptData": 4, "StoreFull": 5, "Unavailable": 6,
+              "Unauthorized": 7, "Timeout": 8, "Unsupported": 9, "StoreClosed": 10, "InternalError": 1}
+
+
+def _kind_of(e: BaseException) -> str:
+    """The gotensor kind an exception is reported as."""
+    from .errors import GotensorError
+    if isinstance(e, GotensorError):
+        return type(e).__name__
+    if isinstance(e, PermissionError):
+        return "Unauthorized"
+    if isinstance(e, (FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError)):
+        return "InvalidArgument"
+    if isinstance(e, OSError):
+        return "Unavailable"
+    return "InternalError"
+
+
+def _message(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return f"{e.filename}: {e.strerror}" if e.filename else e.strerror
+    text = str(e) or type(e).__name__
+    return text if type(e).__module__.startswith("gotensor") else f"{type(e).__name__}: {text}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The `gotensor` command line: parse argv (default sys.argv[1:]), run
-    the command and return its exit status (errors are printed, not raised)."""
+    the command and return its exit status. Errors are printed as one line,
+    `gotensor: Kind: message`, never a traceback (GOTENSOR_DEBUG=1 adds it);
+    the status says the kind (EXIT_CODES)."""
     args = None
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -345,13 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0  # the reader chose to stop reading: not an error of ours
     except KeyboardInterrupt:
         return 130
-    except Exception as e:  # a clear message, not a traceback
-        from .errors import GotensorError
-        if isinstance(e, (GotensorError, OSError)):
-            kind = f"{type(e).__name__}: " if isinstance(e, GotensorError) else ""
-            print(_scrub(f"gotensor: {kind}{e}", args), file=sys.stderr)
-            return 1
-        raise
+    except Exception as e:  # noqa: BLE001 - a clear line, not a traceback
+        kind = _kind_of(e)
+        print(_scrub(f"gotensor: {kind}: {_message(e)}", args), file=sys.stderr)
+        if os.environ.get("GOTENSOR_DEBUG"):
+            import traceback
+            traceback.print_exc()
+        return EXIT_CODES.get(kind, 1)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from .errors import CorruptData, InvalidArgument
+from .errors import CorruptData, GotensorError, InvalidArgument
 
 _NPY_MAGIC = b"\x93NUMPY"
 
@@ -67,6 +67,24 @@ def open_source(src: str) -> tuple[list[str], Callable[[str], torch.Tensor], Cal
     return names, read, lambda: f.__exit__(None, None, None)
 
 
+def _stopped(e: GotensorError, store, key: str, i: int, n: int, written: list[str], prefix: str,
+             atomic: bool) -> GotensorError:
+    """e, said again with where the load stopped and what it left stored."""
+    if atomic:
+        for k in written:
+            try:
+                store.delete(k)
+            except GotensorError:
+                pass
+        left = f"--atomic: the {len(written)} tensors stored before it were deleted, nothing of this run is left"
+    else:
+        left = (f"{len(written)} of {n} tensors were stored before it and are kept "
+                f"(`gotensor rm URL --prefix {prefix or '<none>'}` removes them; --atomic leaves nothing behind)")
+    err = type(e)(f"load stopped at {key!r} (tensor {i + 1} of {n}): {e}; {left}")
+    err.key = key
+    return err
+
+
 def _codec_refused(e: InvalidArgument) -> bool:
     """Whether the core refused a codec for the tensor's dtype (frame's
     "codec X does not support dtype Y"), not for a bad name or parameter."""
@@ -86,12 +104,47 @@ def _write(store, key: str, t: torch.Tensor, codec: str) -> str | None:
         return str(e)
 
 
+def read_file(path: str) -> dict[str, torch.Tensor]:
+    """The tensors of a file for `gotensor put`, by name: a .npy array or a
+    .pt file holding one tensor as {"": t}; a .safetensors file's tensors,
+    or a .pt file's dict of tensors, by their names (a file of one tensor as
+    {"": t} too)."""
+    if not os.path.isfile(path):
+        raise InvalidArgument(f"{path}: no such file")
+    if path.endswith(".npy"):
+        return {"": _read_npy(path)}
+    if path.endswith(".safetensors"):
+        names, read, close = open_source(path)
+        try:
+            out = {n: read(n) for n in names}
+        finally:
+            close()
+    elif path.endswith((".pt", ".pth")):
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 - torch raises many kinds for a bad file
+            raise CorruptData(f"{path}: not a readable torch file of tensors ({e})") from None
+        if isinstance(obj, torch.Tensor):
+            return {"": obj}
+        if not (isinstance(obj, dict) and obj and all(isinstance(v, torch.Tensor) for v in obj.values())):
+            raise InvalidArgument(f"{path}: holds a {type(obj).__name__}, not a tensor or a dict of tensors")
+        out = {str(k): v for k, v in obj.items()}
+    else:
+        raise InvalidArgument(f"{path}: put reads .npy, .safetensors and .pt files")
+    if not out:
+        raise InvalidArgument(f"{path}: no tensors in it")
+    return {"": next(iter(out.values()))} if len(out) == 1 else out
+
+
 def load(src: str, url: str, prefix: str = "", codec: str = "auto", dtype: str | None = None,
-         progress: bool = True, token: str | None = None) -> dict[str, Any]:
+         progress: bool = True, token: str | None = None, atomic: bool = False) -> dict[str, Any]:
     """Write every tensor of src into the store at url (floating-point ones
     converted to dtype if given); returns a summary: tensors, raw_bytes,
     stored_bytes, seconds, fallbacks (keys stored with auto instead of
-    codec) and url (without its secret)."""
+    codec) and url (without its secret).
+
+    A failure names the tensor it stopped at and what was stored before it;
+    atomic deletes those keys first, so that nothing of the run is left."""
     import gotensor
     from tqdm import tqdm
     to = getattr(torch, dtype, None) if dtype else None
@@ -104,14 +157,19 @@ def load(src: str, url: str, prefix: str = "", codec: str = "auto", dtype: str |
     # disable=None: no bar when stderr is not a terminal (a log gets no redraws)
     bar = tqdm(total=len(names), unit="tensor", disable=None if progress else True, file=sys.stderr,
                dynamic_ncols=True)
+    written: list[str] = []
     try:
         with gotensor.open(url, token=token) as store:
-            for name in names:
-                t = read(name)
-                if to is not None and t.is_floating_point() and t.dtype != to:
-                    t = t.to(to)
+            for i, name in enumerate(names):
                 key = prefix + name
-                why = _write(store, key, t, codec)
+                try:
+                    t = read(name)
+                    if to is not None and t.is_floating_point() and t.dtype != to:
+                        t = t.to(to)
+                    why = _write(store, key, t, codec)
+                except GotensorError as e:
+                    raise _stopped(e, store, key, i, len(names), written, prefix, atomic) from None
+                written.append(key)
                 if why is not None:
                     fallbacks.append(key)
                     bar.write(f"gotensor load: {key}: {why}; stored it with codec auto", file=sys.stderr)

@@ -54,6 +54,8 @@ def torch_dtype(code: int) -> torch.dtype:
 
 
 def _check_plain(t: torch.Tensor) -> None:
+    if t.is_nested:
+        raise InvalidArgument("nested tensors have no one shape to store; store each of t.unbind() instead")
     if t.layout != torch.strided:
         raise InvalidArgument(f"only dense (strided) tensors can be stored, got layout {t.layout}")
     if t.is_quantized:
@@ -91,7 +93,7 @@ def gpu_index(device: torch.device | None) -> int:
 def plain_view(t: object) -> HostView | None:
     """The view of a contiguous CPU tensor in place, or None for any other
     tensor (the hot path: no copy, nothing but attribute reads)."""
-    if (type(t) is Tensor and t.is_cpu and t.layout is _strided and t.is_contiguous()
+    if (type(t) is Tensor and t.is_cpu and t.layout is _strided and not t.is_nested and t.is_contiguous()
             and not t.is_conj() and not t.is_neg()):
         code = _CODE.get(t.dtype)
         if code is not None:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import gotensor
 
@@ -126,7 +127,7 @@ def test_errors_name_their_class_once():
         gotensor.open("mem://x?capacity=abc")
     assert not str(e.value).startswith("InvalidArgument"), str(e.value)
     r = _gotensor("ls", "mem://x?capacity=abc")
-    assert r.returncode == 1 and r.stderr.count("InvalidArgument") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and r.stderr.count("InvalidArgument") == 1 and "Traceback" not in r.stderr, r.stderr
 
 
 def test_async_errors_name_their_class_once():
@@ -145,3 +146,88 @@ def test_serve_hands_its_arguments_to_the_node_which_parses_them():
     assert r.returncode == 2 and r.stderr.startswith("gotensor-serve:") and "Traceback" not in r.stderr, r.stderr
     r = _gotensor("ls", "mem://", "--no-such-flag")
     assert r.returncode == 2 and "unrecognized arguments" in r.stderr
+
+
+def _gt(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "gotensor", *args], capture_output=True, text=True, timeout=300, **kw)
+
+
+def test_read_only_commands_create_nothing_and_read_beside_the_owner(tmp_path):
+    missing = tmp_path / "missing"
+    for cmd in (["ls"], ["stat"], ["get"]):
+        r = _gt(*cmd, f"file://{missing}", *(["k"] if cmd == ["get"] else []))
+        assert r.returncode != 0 and "Traceback" not in r.stderr
+        assert not missing.exists(), cmd
+    with gotensor.open(f"file://{tmp_path}/owned") as owner:  # holds the directory's lock
+        owner.write_tensor("w", torch.arange(6.0).reshape(2, 3))
+        before = sorted(os.listdir(tmp_path / "owned"))
+        r = _gt("ls", "-l", f"file://{tmp_path}/owned")
+        assert r.returncode == 0, r.stderr
+        head, row = r.stdout.splitlines()
+        assert head.split()[:3] == ["DTYPE", "SHAPE", "RAW"] and "24 B" in row and row.endswith("w")
+        r = _gt("get", f"file://{tmp_path}/owned", "w")
+        assert r.returncode == 0 and "tensor" in r.stdout, r.stderr
+        r = _gt("stat", f"file://{tmp_path}/owned")
+        assert r.returncode == 0 and "keys:" in r.stdout and "stats" not in r.stdout, r
+        assert sorted(os.listdir(tmp_path / "owned")) == before
+
+
+def test_no_traceback_and_an_exit_code_per_kind(tmp_path):
+    with gotensor.open(f"file://{tmp_path}/s") as s:
+        s.write_tensor("a", torch.zeros(3))
+    r = _gt("export", f"file://{tmp_path}/s", "--to", "/nonexistent/x.safetensors")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("gotensor: InvalidArgument: ") and len(r.stderr.splitlines()) == 1, r.stderr
+    r = _gt("get", f"file://{tmp_path}/s", "nope")
+    assert r.returncode == 3 and r.stderr.startswith("gotensor: KeyNotFound: "), r.stderr
+
+
+def test_put_rm_prefix_and_get_of_bfloat16(tmp_path):
+    import numpy as np
+    from safetensors.torch import load_file, save_file
+    url = f"file://{tmp_path}/s"
+    np.save(tmp_path / "a.npy", np.arange(5, dtype=np.float32))
+    save_file({"x": torch.ones(2, dtype=torch.bfloat16), "y": torch.zeros(3)}, tmp_path / "two.safetensors")
+    torch.save(torch.full((4,), 7.0), tmp_path / "t.pt")
+    for key, f in (("a", "a.npy"), ("m", "two.safetensors"), ("t", "t.pt")):
+        r = _gt("put", url, key, str(tmp_path / f))
+        assert r.returncode == 0, r.stderr
+    with gotensor.open(url) as s:
+        assert sorted(s.keys()) == ["a", "m/x", "m/y", "t"]
+        assert torch.equal(s.read_tensor("t"), torch.full((4,), 7.0))
+    r = _gt("get", url, "m/x", "--out", str(tmp_path / "x.npy"))
+    assert r.returncode == 2 and "bfloat16" in r.stderr and ".safetensors" in r.stderr
+    r = _gt("get", url, "m/x", "--out", str(tmp_path / "x.safetensors"))
+    assert r.returncode == 0, r.stderr
+    back = load_file(tmp_path / "x.safetensors")["m/x"]
+    assert back.dtype == torch.bfloat16 and torch.equal(back, torch.ones(2, dtype=torch.bfloat16))
+    r = _gt("rm", url, "--prefix", "m/")
+    assert r.returncode == 0 and "deleted 2 keys" in r.stdout, r
+    with gotensor.open(url) as s:
+        assert sorted(s.keys()) == ["a", "t"]
+
+
+def test_info_lists_transports_libraries_and_auto():
+    r = _gt("info")
+    assert "transports:" in r.stdout and "libraries:" in r.stdout
+    assert "auto" in gotensor.info()["codecs"]
+    with pytest.raises(gotensor.InvalidArgument, match="auto"):
+        gotensor.write_tensor("k", torch.zeros(3), codec="plains")
+
+
+def test_load_that_fills_the_store_names_the_key_and_can_leave_nothing(tmp_path):
+    from safetensors.torch import save_file
+    src = tmp_path / "m.safetensors"
+    save_file({f"w{i:02d}": torch.full((64, 1024), float(i)) for i in range(8)}, src)  # 256 KiB each
+    url = f"file://{tmp_path}/s?capacity=1MiB"
+    r = _gt("load", str(src), "--to", url, "--codec", "none", "--quiet")
+    assert r.returncode == 5 and r.stderr.startswith("gotensor: StoreFull: load stopped at 'w03' (tensor 4 of 8)"), r.stderr
+    assert "3 of 8 tensors were stored" in r.stderr and "--atomic" in r.stderr
+    with gotensor.open(f"file://{tmp_path}/s") as s:
+        assert len(s.keys()) == 3
+        for k in s.keys():
+            s.delete(k)
+    r = _gt("load", str(src), "--to", url, "--codec", "none", "--quiet", "--atomic")
+    assert r.returncode == 5 and "nothing of this run is left" in r.stderr, r.stderr
+    with gotensor.open(f"file://{tmp_path}/s") as s:
+        assert s.keys() == []

@@ -5,10 +5,13 @@ go 1.26.0
 require github.com/go-python/gopy v0.4.10
 
 require (
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/klauspost/compress v1.20.4
 	github.com/pierrec/lz4/v4 v4.1.33
 	golang.org/x/sys v0.50.0
 )
+
+require github.com/pmezard/go-difflib v1.0.0 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gotensor/gotensor/gotensor/auto"
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
@@ -28,28 +29,10 @@ type Store struct {
 	Limits frame.Limits
 	Frame  frame.Options
 
-	stats    *stats
-	link     *linkEstimate
-	now      func() time.Time                     // the clock transfers are timed by
-	speed    SpeedSource                          // codec speeds "auto" weighs
-	cpu      func(withIdle bool) (cpuTimes, bool) // the process's and the machine's CPU time (readCPU)
-	factors  factors                              // how far "auto"'s expectations were off, per codec
-	usage    usageCache
-	probe    sync.Once  // the link probe (see probeLink)
-	choices  choices    // recent "auto" choices
-	choosing classLocks // held while "auto" weighs for a kind of tensor
-	calls    calls      // writes and reads in flight, for factors learnt from writes that ran alone
-	heads    heads      // parsed headers of the frames rows are written to
-}
-
-// coding marks s coding with c until the returned func is called (see
-// linkEstimate); none only copies, which moving bytes does too.
-func (s *Store) coding(c codec.ID) func() {
-	if c == codec.IDNone {
-		return func() {}
-	}
-	s.link.codingBegins()
-	return s.link.codingEnds
+	stats *stats
+	now   func() time.Time // the clock the stats time calls by
+	auto  *auto.Chooser    // resolves codec specs; learns from every transfer
+	heads heads            // parsed headers of the frames rows are written to
 }
 
 // Open opens the store a URL names (see store.Open).
@@ -72,10 +55,19 @@ func Wrap(st store.Store) *Store {
 	s := &Store{
 		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
 		Frame: frame.Options{AlignRows: true},
-		stats: newStats(), now: time.Now, speed: MeasuredSpeed, cpu: readCPU,
+		stats: newStats(), now: time.Now,
 	}
-	s.link = newLinkEstimate(st.URL(), func() time.Time { return s.now() })
+	s.auto = auto.New(st.URL(), proberOf(st), auto.Defaults())
 	return s
+}
+
+// proberOf is st where it is a store across a link, for the chooser to
+// probe; else nil.
+func proberOf(st store.Store) auto.Prober {
+	if p, ok := st.(auto.Prober); ok && store.Streams(st) {
+		return p
+	}
+	return nil
 }
 
 // Frames is the underlying frame store.
@@ -121,11 +113,12 @@ type lent struct{ store.Lender }
 func (l lent) Get(n int) []byte { return l.LendFrame(n) }
 func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 
-// put stores a whole frame built in s.frames, handing its memory back if
-// the store refuses it.
-// It returns the time the store took.
-func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, error) {
-	start := s.link.begin()
+// put stores a whole frame built in s.frames, coded or not (none),
+// handing its memory back if the store refuses it. It returns the time
+// the store took.
+func (s *Store) put(ctx context.Context, key string, f []byte, coded bool) (time.Duration, error) {
+	start := s.now()
+	s.auto.Begin()
 	var err error
 	if cl, ok := s.st.(store.CheckedLeaser); ok { // f came from this process's frame writer
 		err = cl.PutChecked(ctx, key, f)
@@ -133,17 +126,17 @@ func (s *Store) put(ctx context.Context, key string, f []byte) (time.Duration, e
 		err = s.st.Put(ctx, key, f)
 	}
 	if err != nil {
-		s.link.end(toStore, -1, start)
+		s.auto.End(auto.ToStore, -1, coded)
 		s.frames.Put(f)
 		return 0, err
 	}
-	s.link.end(toStore, int64(len(f)), start)
+	s.auto.End(auto.ToStore, int64(len(f)), coded)
 	return s.now().Sub(start), nil
 }
 
-// WriteTensor encodes raw (the tensor's contiguous bytes) with the named
-// codec ("auto": see codec.Resolve) and stores the frame under key. raw is
-// not retained.
+// WriteTensor encodes raw (the tensor's contiguous bytes) with the codec
+// spec ("auto": see auto.Chooser.Choose) and stores the frame under key.
+// raw is not retained.
 func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, raw []byte, spec string) (err error) {
 	defer func() { s.stats.op(OpWrite, err) }()
 	if err := store.ValidateKey(key); err != nil {
@@ -151,104 +144,33 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	}
 	s.heads.drop(key, nil)
 	start := s.now()
-	call := s.calls.begin()
-	var c codec.Codec
-	var expected float64 // "auto"'s expected time for c, on the sample's ratio
-	var teach bool       // else whether c is weighed with the frame's size, over link (and batch)
-	var link Link
-	var batch bool
-	var stored int64    // the frame's bytes, once written
-	var chose time.Time // when the codec was chosen: what the model weighed starts there
-	defer func() {
-		if !s.calls.end(call) || err != nil {
-			return
-		}
-		if teach {
-			expected, _, _ = s.modelHint(meta, int64(len(raw)), link, batch).Expect(c, int64(len(raw)), stored)
-		}
-		if expected > 0 && s.factors.observe(keyOf(meta, len(raw)), c, false, s.now().Sub(chose).Seconds(), expected, s.now()) {
-			s.choices.drop(meta, len(raw))
-		}
-	}()
-	c, param, expected, err := s.resolve(ctx, spec, meta, raw)
+	streamed := s.streams(int64(len(raw)))
+	cw, err := s.auto.Choose(ctx, spec, meta, raw, streamed)
 	if err != nil {
 		return err
 	}
-	if spec != codec.Auto && len(raw) >= codec.CodeMin { // smaller writes are ruled by costs per call
-		s.probeOnce(ctx) // what the write teaches is weighed against a measured link, not its seed
-		teach, link, batch = true, s.link.estimate(), s.calls.inFlight() > 1
-	}
-	chose = s.now()
-	if s.streams(int64(len(raw))) {
-		stored, err = s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, c, param, start)
+	var stored int64 // the frame's bytes, once written
+	defer func() { cw.Done(stored, err) }()
+	if streamed {
+		stored, err = s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, cw.Codec, cw.Param, start)
 		return err
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
+	w, err := frame.NewWriter(meta, cw.Codec, cw.Param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return err
 	}
-	done := s.coding(c.ID())
 	f, err := w.Encode(raw)
-	done()
 	if err != nil {
 		return err
 	}
 	encode := s.now().Sub(start)
-	stored = int64(len(f))
-	move, err := s.put(ctx, key, f)
+	move, err := s.put(ctx, key, f, cw.Codec.ID() != codec.IDNone)
 	if err != nil {
 		return err
 	}
-	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, s.now().Sub(start))
+	stored = int64(len(f))
+	s.stats.wrote(cw.Codec.Name(), int64(len(raw)), stored, encode, move, s.now().Sub(start))
 	return nil
-}
-
-// resolve reads a codec spec for a whole write (see codec.Resolve): "auto"
-// weighs the codecs with what s knows, or reuses its choice for a tensor
-// of the same dtype and size class made within choiceTTL. expected is the
-// model's write time in seconds, 0 when it was not used.
-func (s *Store) resolve(ctx context.Context, spec string, meta tensor.Meta, raw []byte) (codec.Codec, uint32, float64, error) {
-	if spec != codec.Auto {
-		c, param, err := codec.Resolve(spec, meta, raw, nil)
-		return c, param, 0, err
-	}
-	if len(raw) < codec.CodeMin { // too small to pay for coding: nothing to weigh, no lock
-		c, param, err := codec.Resolve(spec, meta, raw, &codec.Hint{})
-		return c, param, 0, err
-	}
-	s.probeOnce(ctx)
-	// One writer weighs a kind of tensor at a time: the others of its kind
-	// in a batch wait for its choice and reuse it; other kinds go on.
-	unlock := s.choosing.lock(keyOf(meta, len(raw)))
-	defer unlock()
-	now := s.now()
-	last, why := s.choices.get(meta, len(raw), now, linkTime(s.link.estimate(), len(raw)))
-	if why == reuse {
-		s.stats.autoChose(reuse, 0, false)
-		return last.c, 0, last.expected * float64(len(raw)), nil
-	}
-	hint := s.hint(meta, raw)
-	hint.Last = last.c
-	c, param, err := codec.Resolve(spec, meta, raw, hint)
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	s.stats.autoChose(why, hint.Sampled, last.c != nil && last.c.ID() != c.ID())
-	if traceAuto {
-		s.trace(meta, raw, hint, c)
-	}
-	if hint.Expected > 0 && len(raw) > 0 {
-		l := Link{BytesPerSecond: hint.LinkBytesPerSecond, LatencySeconds: hint.LinkLatency,
-			ReadBytesPerSecond: hint.ReadBytesPerSecond, ReadLatencySeconds: hint.ReadLatency}
-		s.choices.put(meta, len(raw), choice{c: c, expected: hint.Expected / float64(len(raw)), at: now, link: linkTime(l, len(raw))})
-	}
-	return c, param, hint.Expected, nil
-}
-
-// Encode builds the frame for a tensor, as WriteTensor would store it
-// (whole, on the heap).
-func (s *Store) Encode(meta tensor.Meta, raw []byte, spec string) ([]byte, error) {
-	return frame.Encode(meta, raw, spec, s.Frame)
 }
 
 // Writer writes a tensor into the store part by part (see frame.Writer:
@@ -267,9 +189,7 @@ type Writer struct {
 // WriteAt encodes one part (see frame.Writer.WriteAt).
 func (w *Writer) WriteAt(part []byte, off int64) error {
 	start := w.s.now()
-	done := w.s.coding(w.c.ID())
 	err := w.Writer.WriteAt(part, off)
-	done()
 	w.encode.Add(int64(w.s.now().Sub(start)))
 	return err
 }
@@ -280,15 +200,15 @@ func (s *Store) BeginWrite(ctx context.Context, key string, meta tensor.Meta, sp
 	if err := store.ValidateKey(key); err != nil {
 		return nil, err
 	}
-	c, param, err := codec.Resolve(spec, meta, nil, nil)
+	cw, err := s.auto.Choose(ctx, spec, meta, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), s.frames)
+	w, err := frame.NewWriter(meta, cw.Codec, cw.Param, s.options(ctx, meta), s.frames)
 	if err != nil {
 		return nil, err
 	}
-	return &Writer{s: s, key: key, codec: c.Name(), c: c, start: s.now(), Writer: w}, nil
+	return &Writer{s: s, key: key, codec: cw.Codec.Name(), c: cw.Codec, start: s.now(), Writer: w}, nil
 }
 
 // Commit stores the frame once every part is written.
@@ -300,7 +220,7 @@ func (w *Writer) Commit(ctx context.Context) (err error) {
 		return err
 	}
 	encode := time.Duration(w.encode.Load()) + w.s.now().Sub(start)
-	move, err := w.s.put(ctx, w.key, f)
+	move, err := w.s.put(ctx, w.key, f, w.c.ID() != codec.IDNone)
 	if err != nil {
 		return err
 	}
@@ -322,11 +242,9 @@ type Fetched struct {
 	done    atomic.Bool  // released
 	start   time.Time    // when the fetch began
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
-	call    callToken    // the read in s.calls, ended by Release
+	read    auto.Read    // reported by Release
 	size    int64        // the frame's stored bytes
 	raw     atomic.Int64 // tensor bytes decoded
-	link    Link         // the link's estimate when the fetch began, and
-	batch   bool         // whether other calls were in flight: the model a whole read alone is weighed with
 }
 
 // Fetch reads the frame under key and validates its header. From a store
@@ -335,24 +253,23 @@ type Fetched struct {
 func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	defer func() { s.stats.op(OpRead, err) }()
 	start := s.now()
-	call := s.calls.begin()
-	l, batch := s.link.estimate(), s.calls.inFlight() > 1 // the model before this read moves
+	read := s.auto.Read()
 	if store.Streams(s.st) {
 		f, err = s.fetchStreamed(ctx, s.st.(store.Streamer), key)
 	} else {
 		f, err = s.fetchWhole(ctx, key)
 	}
 	if err != nil {
-		s.calls.end(call)
+		read.Done(0, 0, 0, 0, false, 0)
 		return nil, err
 	}
-	f.start, f.call = start, call
-	f.link, f.batch = l, batch
+	f.start, f.read = start, read
 	return f, nil
 }
 
 func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
-	start := s.link.begin()
+	start := s.now()
+	s.auto.Begin()
 	if l, ok := s.st.(store.Leaser); ok {
 		b, release, err := l.Lease(ctx, key)
 		s.moved(int64(len(b)), start, err)
@@ -383,10 +300,11 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 	return f, err
 }
 
-// moved ends a transfer begun (link.begin) at start that brought n bytes
-// from the store, counted in the stats when it succeeded.
+// moved ends a transfer begun (auto.Begin) at start that brought n bytes
+// of a frame from the store before decoding began, counted in the stats
+// when it succeeded.
 func (s *Store) moved(n int64, start time.Time, err error) {
-	s.link.end(fromStore, n, start)
+	s.auto.End(auto.FromStore, n, false)
 	if err == nil {
 		s.stats.fetched(n, s.now().Sub(start))
 	}
@@ -419,9 +337,7 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 		return errs.ForKey(errs.InvalidArgument, f.key, "key %q: fetched frame decoded after Release", f.key)
 	}
 	start := f.s.now()
-	done := f.s.coding(f.Header.Codec)
 	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
-	done()
 	if f.remote && errs.Is(err, errs.CorruptData) {
 		err = f.decodeCurrent(ctx, off, dst)
 	}
@@ -436,7 +352,8 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 
 // decodeCurrent reads the whole current frame and decodes from it.
 func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) error {
-	start := f.s.link.begin()
+	start := f.s.now()
+	f.s.auto.Begin()
 	b, err := f.s.st.Get(ctx, f.key)
 	f.s.moved(int64(len(b)), start, err)
 	if err != nil {
@@ -454,40 +371,23 @@ func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) erro
 
 // Release lets the store reuse the fetched frame's memory. Idempotent;
 // the Fetched must not be decoded afterwards. A fetch that was decoded
-// counts as a read from its start to its last decode; one decoded whole
-// that ran alone teaches its codec's read factor.
+// counts as a read from its start to its last decode.
 func (f *Fetched) Release() {
 	f.once.Do(func() {
 		f.done.Store(true)
-		alone := f.s.calls.end(f.call)
+		var whole time.Duration // the read's time where it decoded the whole tensor
 		if d := f.decoded.Load(); d > 0 {
 			f.s.stats.read(0, time.Duration(d))
-			if alone && f.raw.Load() == f.Header.RawSize {
-				f.observeRead(time.Duration(d))
+			if f.raw.Load() == f.Header.RawSize {
+				whole = time.Duration(d)
 			}
 		}
+		h := f.Header
+		f.read.Done(h.Meta.DType, h.Codec, h.RawSize, f.size, f.s.streams(h.RawSize), whole)
 		if f.release != nil {
 			f.release()
 		}
 	})
-}
-
-// observeRead weighs a whole read alone that took d against the model's
-// read time for its codec (see factors).
-func (f *Fetched) observeRead(d time.Duration) {
-	c, err := codec.ByID(f.Header.Codec)
-	if err != nil {
-		return
-	}
-	meta, raw := f.Header.Meta, int(f.Header.RawSize)
-	if raw < codec.CodeMin {
-		return // ruled by costs per call
-	}
-	model := f.s.modelHint(meta, f.Header.RawSize, f.link, f.batch)
-	if _, expected, ok := model.Expect(c, f.Header.RawSize, f.size); ok &&
-		f.s.factors.observe(keyOf(meta, raw), c, true, d.Seconds(), expected, f.s.now()) {
-		f.s.choices.drop(meta, raw)
-	}
 }
 
 // ReadTensor decodes the tensor under key into dst after checking that it
@@ -519,9 +419,9 @@ type Stat struct {
 // Stat reads only the frame header.
 func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
-	start := s.link.begin()
+	s.auto.Begin()
 	b, size, err := s.st.Head(ctx, key, frame.HeadGuess)
-	s.link.end(fromStore, int64(len(b)), start)
+	s.auto.End(auto.FromStore, int64(len(b)), false)
 	if err != nil {
 		return nil, err
 	}
@@ -550,9 +450,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
-	start := s.link.begin()
+	s.auto.Begin()
 	ok, err := s.st.Has(ctx, key)
-	s.link.end(fromStore, 0, start)
+	s.auto.End(auto.FromStore, 0, false)
 	s.stats.op(OpExists, err)
 	return ok, err
 }

@@ -159,7 +159,7 @@ func (s *Store) openAt(ctx context.Context, key string, e *headEntry, ed store.E
 		r, err = e.head.OpenReader(readerAtSource{f}, size, StreamPiece)
 	} else if rr, ok := s.st.(store.RangeReader); ok {
 		size := e.head.FrameSize()
-		r, err = e.head.OpenReader(rangeSource{s: s, rr: rr, key: key, size: size}, size, StreamPiece)
+		r, err = e.head.OpenReader(&rangeSource{s: s, rr: rr, key: key, size: size}, size, StreamPiece)
 	} else {
 		return nil, func() {}, nil
 	}
@@ -358,7 +358,7 @@ func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := frame.OpenReader(ctx, rangeSource{s: s, rr: rr, key: key, size: size}, head, size, StreamPiece, s.Limits)
+		r, err := frame.OpenReader(ctx, &rangeSource{s: s, rr: rr, key: key, size: size}, head, size, StreamPiece, s.Limits)
 		return r, func() {}, err
 	}
 	b, err := s.st.Get(ctx, key)

@@ -3,6 +3,8 @@ package core
 import (
 	"sync"
 	"time"
+
+	"github.com/gotensor/gotensor/gotensor/auto"
 )
 
 // Operation kinds counted in Stats.Ops.
@@ -43,27 +45,8 @@ type Stats struct {
 	ReadGBps  float64 `json:"read_gbps"`
 
 	Codecs map[string]int64 `json:"codecs"` // successful writes by the codec chosen
-	Auto   AutoStats        `json:"auto"`   // how "auto" chose for whole writes
-	Link   Link             `json:"link"`   // the cost model's view of the link
-}
-
-// AutoStats counts how "auto" chose the codec of whole writes of at least
-// codec.CodeMin bytes (smaller ones get none unweighed): each write either
-// reuses a recent choice for its kind of tensor (dtype and size class) or
-// weighs the codecs again, sampling the tensor (Samples: candidates coded
-// on it to estimate their ratio). A weigh happens for a kind not weighed
-// within choiceTTL (New, Expired), one whose link time moved past the
-// noise band since (Drift), or one whose codec's observed factor moved
-// (Factor). Flips: weighs that chose another codec than the kind's last.
-type AutoStats struct {
-	Reused  int64 `json:"reused"`
-	Weighed int64 `json:"weighed"`
-	New     int64 `json:"new"`
-	Expired int64 `json:"expired"`
-	Drift   int64 `json:"drift"`
-	Factor  int64 `json:"factor"`
-	Flips   int64 `json:"flips"`
-	Samples int64 `json:"samples"`
+	Auto   auto.Stats       `json:"auto"`   // how "auto" chose for whole writes
+	Link   auto.Link        `json:"link"`   // the cost model's view of the link
 }
 
 // stats is a Store's running count; safe for concurrent use.
@@ -131,34 +114,6 @@ func (st *stats) read(stored int64, wall time.Duration) {
 	st.mu.Unlock()
 }
 
-// autoChose counts one "auto" choice: reused (why == reuse), or weighed
-// for why with samples candidates coded, flipping from the kind's last
-// choice or not.
-func (st *stats) autoChose(why miss, samples int, flipped bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	a := &st.s.Auto
-	if why == reuse {
-		a.Reused++
-		return
-	}
-	a.Weighed++
-	a.Samples += int64(samples)
-	if flipped {
-		a.Flips++
-	}
-	switch why {
-	case missNew:
-		a.New++
-	case missExpired:
-		a.Expired++
-	case missDrift:
-		a.Drift++
-	case missFactor:
-		a.Factor++
-	}
-}
-
 // snapshot copies the counts and derives ratio and throughput.
 func (st *stats) snapshot() Stats {
 	st.mu.Lock()
@@ -189,9 +144,12 @@ func copyCounts(m map[string]int64) map[string]int64 {
 // Stats reports what the store did since it was opened or ResetStats.
 func (s *Store) Stats() Stats {
 	out := s.stats.snapshot()
-	out.Link = s.link.estimate()
+	out.Link, out.Auto = s.auto.Link(), s.auto.Stats()
 	return out
 }
 
 // ResetStats zeroes the counts; the link estimate is kept.
-func (s *Store) ResetStats() { s.stats.reset() }
+func (s *Store) ResetStats() {
+	s.stats.reset()
+	s.auto.ResetStats()
+}

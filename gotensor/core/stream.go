@@ -6,9 +6,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/gotensor/gotensor/gotensor/auto"
 	"github.com/gotensor/gotensor/gotensor/codec"
 	"github.com/gotensor/gotensor/gotensor/frame"
-	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -33,11 +33,15 @@ func streamMinFromEnv() int64 {
 	return 8 << 20
 }
 
+// streams says whether a tensor of raw bytes moves in pieces to and from s.
+func (s *Store) streams(raw int64) bool {
+	return raw >= StreamMin && store.Streams(s.st)
+}
+
 // writeStreamed encodes raw piece by piece, handing each piece's chunks
-// to the store while the next piece is encoded.
-// The time spent waiting on the store (parts queued, the commit) is what
-// the link took beyond coding.
-// It returns the frame's stored bytes.
+// to the store while the next piece is encoded. The time spent waiting on
+// the store (parts queued, the commit) is what the link took beyond
+// coding. It returns the frame's stored bytes.
 func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (stored int64, err error) {
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), nil)
 	if err != nil {
@@ -50,13 +54,13 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	var at int64
 	var encode, move time.Duration
-	var codingCPU uint64  // nanoseconds of CPU the encoding took (see codingCPUOf)
-	var sending time.Time // when the first part left: the link's transfer began
+	var sending bool // the first part left: the link's transfer began
+	coded := c.ID() != codec.IDNone
 	defer func() {
 		if err != nil {
 			sink.Abort()
-			if !sending.IsZero() {
-				s.link.end(toStore, -1, sending)
+			if sending {
+				s.auto.End(auto.ToStore, -1, coded)
 			}
 		}
 	}()
@@ -66,26 +70,20 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	}
 	cs := w.ChunkSize()
 	piece := max(cs, StreamPiece/cs*cs)
-	c0, cok := s.cpu(true)
 	for p := int64(0); p < int64(len(raw)); p += piece {
 		if ctx.Err() != nil {
 			return 0, ctxErr(ctx)
 		}
 		t0 := s.now()
-		b0, bok := s.cpu(false) // coding's CPU is the process's alone
-		done := s.coding(c.ID())
-		err := write(raw[p:min(p+piece, int64(len(raw)))], p)
-		done()
-		if err != nil {
+		if err := write(raw[p:min(p+piece, int64(len(raw)))], p); err != nil {
 			return 0, err
 		}
 		t1 := s.now()
-		b1, ok := s.cpu(false)
 		encode += t1.Sub(t0)
-		codingCPU += codingCPUOf(b0, b1, bok && ok, t1.Sub(t0), parallel.Workers())
 		for _, b := range w.Take() {
-			if sending.IsZero() {
-				sending = s.link.begin()
+			if !sending {
+				s.auto.Begin()
+				sending = true
 			}
 			if err := sink.WritePart(at, b); err != nil {
 				return 0, err
@@ -105,62 +103,29 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	end := s.now()
 	move += end.Sub(t0)
 	stored = at + int64(len(hdr))
-	s.observeWrite(stored, encode, move, codingCPU, sending, c0, cok)
+	if sending {
+		s.auto.End(auto.ToStore, stored, coded)
+	}
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
 	return stored, nil
-}
-
-// observeWrite ends the link transfer of a streamed write of stored bytes
-// begun at sending. It is a sample of the link when the link, not coding,
-// held the write back (it waited on the link at least as long as it
-// coded), and then also of the CPU share moving took since cpu0, less
-// coding's (codingCPU nanoseconds). A write that coding held back only
-// says the link is at least that fast: it is left out.
-func (s *Store) observeWrite(stored int64, encode, move time.Duration, codingCPU uint64, sending time.Time, cpu0 cpuTimes, cpuOK bool) {
-	if sending.IsZero() {
-		return
-	}
-	if move < encode {
-		s.link.end(toStore, -1, sending)
-		return
-	}
-	s.link.end(toStore, stored, sending)
-	if c1, ok := s.cpu(true); ok && cpuOK {
-		c1.busy -= min(c1.busy-cpu0.busy, codingCPU)
-		if v, ok := cpuShare(cpu0, c1); ok {
-			s.link.observeCPU(v * peerShares(s.URL()))
-		}
-	}
-}
-
-// codingCPUOf is the CPU time coding one piece took, from the process's
-// CPU times a and b around it (ok: both read) over wall with workers:
-// what the process used meanwhile, at most wall times workers. Taking
-// wall times workers alone would count the workers busy while they
-// waited for cores that moving (ours, or a node's on the same machine)
-// held, and the CPU share moving takes would look the smaller the more it
-// took. Unread, it is wall times workers.
-func codingCPUOf(a, b cpuTimes, ok bool, wall time.Duration, workers int) uint64 {
-	most := uint64(max(wall.Nanoseconds(), 0)) * uint64(max(workers, 1))
-	if !ok || b.busy < a.busy {
-		return most
-	}
-	return min(b.busy-a.busy, most)
 }
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched
 // piece by piece as it decodes.
 func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key string) (*Fetched, error) {
-	start := s.link.begin()
+	start := s.now()
+	s.auto.Begin()
 	first, size, err := rr.GetRange(ctx, key, 0, StreamPiece)
 	s.moved(int64(len(first)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	r, err := frame.OpenReader(ctx, rangeSource{s: s, rr: rr, key: key, size: size}, first, size, StreamPiece, s.Limits)
+	src := &rangeSource{s: s, rr: rr, key: key, size: size}
+	r, err := frame.OpenReader(ctx, src, first, size, StreamPiece, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
+	src.coded = r.Header.Codec != codec.IDNone // from here on, pieces arrive while earlier ones decode
 	s.stats.read(size, 0)
 	f := &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}
 	if rc, ok := rr.(store.RangeRecycler); ok { // the first piece is ours alone: its memory serves the next
@@ -172,23 +137,28 @@ func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key str
 // rangeSource serves a frame's ranges from a store, noticing when the
 // frame under the key is replaced by one of another size.
 type rangeSource struct {
-	s    *Store
-	rr   store.RangeReader
-	key  string
-	size int64
+	s     *Store
+	rr    store.RangeReader
+	key   string
+	size  int64
+	coded bool // the frame is coded (not none), and being decoded
 }
 
 // Recycle gives a decoded range's memory back to the store that lent it.
-func (r rangeSource) Recycle(b []byte) {
+func (r *rangeSource) Recycle(b []byte) {
 	if rc, ok := r.rr.(store.RangeRecycler); ok {
 		rc.RecycleRange(b)
 	}
 }
 
-func (r rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
-	start := r.s.link.begin()
+func (r *rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
+	start := r.s.now()
+	r.s.auto.Begin()
 	b, size, err := r.rr.GetRange(ctx, r.key, off, n)
-	r.s.moved(int64(len(b)), start, err)
+	r.s.auto.End(auto.FromStore, int64(len(b)), r.coded)
+	if err == nil {
+		r.s.stats.fetched(int64(len(b)), r.s.now().Sub(start))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func BenchmarkWriteReal(b *testing.B) {
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".bin")
 		meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{int64(len(raw) / 2)}}
-		c, param, err := codec.Resolve("zstd", meta, raw, nil)
+		c, param, err := codec.Parse("zstd")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -186,23 +186,3 @@ func TestEveryBitFlipEveryCodec(t *testing.T) {
 		}
 	}
 }
-
-func TestAutoPicksAndNeverGrows(t *testing.T) {
-	bf := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 16}}
-	raw := weights(bf.DType, 1<<16, 1)
-	if c, _, _ := codec.Resolve("auto", bf, raw, nil); c.Name() != "planes" {
-		t.Fatalf("bf16 weights: %s", c.Name())
-	}
-	ints := tensor.Meta{DType: tensor.Int64, Shape: []int64{1 << 14}}
-	seq := make([]byte, 8<<14)
-	for i := 0; i < 1<<14; i++ {
-		binary.LittleEndian.PutUint64(seq[8*i:], uint64(i))
-	}
-	if c, _, _ := codec.Resolve("auto", ints, seq, nil); c.Name() != "lz4" {
-		t.Fatalf("int sequence: %s", c.Name())
-	}
-	noise := randBytes(8<<14, 3)
-	if c, _, _ := codec.Resolve("auto", ints, noise, nil); c.Name() != "none" {
-		t.Fatalf("noise: %s", c.Name())
-	}
-}

@@ -20,7 +20,7 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint8(3), uint8(2), uint16(1000), uint16(33), uint8(1), uint8(16), uint8(1), []byte{0x3f, 0x80, 0, 0, 0xbf, 0x80})
 	f.Add(uint8(9), uint8(5), uint16(70), uint16(3), uint8(4), uint8(128), uint8(2), []byte{1, 2, 3})
 	dtypes := tensor.All()
-	names := append(codec.Names(), "auto")
+	names := codec.Names()
 	f.Fuzz(func(t *testing.T, dt, ci uint8, d0, d1 uint16, chunkSel, group, dim uint8, data []byte) {
 		d := dtypes[int(dt)%len(dtypes)]
 		name := names[int(ci)%len(names)]

@@ -64,7 +64,7 @@ const (
 )
 
 // NewWriter starts a frame for a tensor of the given meta, coded by c with
-// parameter param (see codec.Resolve). With alloc the frame is built whole
+// parameter param (see codec.Parse). With alloc the frame is built whole
 // in memory from alloc; with nil it leaves in pieces.
 func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc Alloc) (*Writer, error) {
 	h, in, err := newHeader(meta, c, param, opt)
@@ -83,10 +83,10 @@ func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc
 }
 
 // Encode builds the frame for the tensor whose contiguous bytes are raw,
-// coded with the codec spec ("planes", "q4:group=64,dim=2", "auto"). raw is
-// only read, and not retained.
+// coded with the codec spec ("planes", "q4:group=64,dim=2"; "auto" is a
+// store's choice, see package auto). raw is only read, and not retained.
 func Encode(meta tensor.Meta, raw []byte, spec string, opt Options) ([]byte, error) {
-	c, param, err := codec.Resolve(spec, meta, raw, nil)
+	c, param, err := codec.Parse(spec)
 	if err != nil {
 		return nil, err
 	}

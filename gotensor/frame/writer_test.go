@@ -14,7 +14,7 @@ import (
 )
 
 func newWriter(t testing.TB, meta tensor.Meta, spec string, opt Options, alloc Alloc) *Writer {
-	c, p, err := codec.Resolve(spec, meta, nil, nil)
+	c, p, err := codec.Parse(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

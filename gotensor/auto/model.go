@@ -1,0 +1,158 @@
+package auto
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/tensor"
+)
+
+// model is what a transfer is weighed with: the link as estimated when
+// it began, and whether its coding overlaps moving, as it does for a
+// tensor that streams (in pieces) or one of a batch (beside other calls).
+type model struct {
+	Link
+	streamed, batch bool
+}
+
+// times are the model's write and read seconds for raw bytes coded at sp
+// into stored bytes. Moving takes move = stored/rate plus the latency, and
+// keeps CPUShare of the CPU busy; coding takes code = raw/speed with all
+// of it. Overlapped, the two share the CPU: max(move, code +
+// CPUShare*move); else they add.
+func (m model) times(raw, stored float64, sp Speed) (write, read float64) {
+	return m.combine(raw/sp.Encode, stored/m.BytesPerSecond) + m.LatencySeconds,
+		m.combine(raw/sp.Decode, stored/m.ReadBytesPerSecond) + m.ReadLatencySeconds
+}
+
+func (m model) combine(code, move float64) float64 {
+	if m.streamed || m.batch {
+		return max(move, code+min(max(m.CPUShare, 0), 1)*move)
+	}
+	return code + move
+}
+
+// cost is one candidate's expected write and read for a tensor.
+type cost struct {
+	c           codec.Codec
+	ratio       float64 // raw / stored bytes, on the tensor's sample
+	write, read float64 // the model's seconds
+	coding      float64 // of those, encoding and decoding
+	wf, rf      float64 // write and read factors
+	observed    bool    // both factors are the codec's own
+}
+
+// time is the expected write+read seconds, each scaled by its factor.
+func (c *cost) time() float64 { return c.wf*c.write + c.rf*c.read }
+
+var unknownSpeed = Speed{math.Inf(1), math.Inf(1)} // none's before it is measured: no coding time
+
+// costs weighs each candidate for a tensor whose bytes are raw, over m;
+// candidates whose speed is not known, or that shrink the sample by less
+// than Gain, are left out (none never is). samples counts the candidates
+// coded on the sample.
+func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samples int) {
+	k, now := kindOf(meta.DType, len(raw)), c.o.Now()
+	sample := middle(raw, c.o.SampleBytes)
+	n := float64(len(raw))
+	for _, cd := range c.o.Candidates {
+		id := cd.ID()
+		if !cd.Supports(meta.DType) || id == codec.IDPlanes && !meta.DType.IsFloat() {
+			continue
+		}
+		sp, ok := c.speed(meta.DType, cd, raw)
+		if !ok && id != codec.IDNone {
+			continue
+		} else if !ok {
+			sp = unknownSpeed
+		}
+		r := 1.0
+		if id != codec.IDNone {
+			samples++
+			if r = Ratio(cd, meta, sample); r < 1+c.o.Gain {
+				continue // it would only cost time: the frame stores such chunks raw
+			}
+		}
+		x := cost{c: cd, ratio: r}
+		x.write, x.read = m.times(n, n/r, sp)
+		if !math.IsInf(sp.Encode, 1) {
+			x.coding = n/sp.Encode + n/sp.Decode
+		}
+		var wOwn, rOwn bool
+		x.wf, wOwn = c.factors.get(k, id, ToStore, !m.batch, now)
+		x.rf, rOwn = c.factors.get(k, id, FromStore, !m.batch, now)
+		x.observed = wOwn && rOwn && !m.batch
+		out = append(out, x)
+	}
+	return out, samples
+}
+
+// pick is the candidate with the least expected time, each one replacing
+// the best before it (simpler) only where it saves margin of its time.
+func (c *Chooser) pick(costs []cost, last codec.Codec) *cost {
+	var best *cost
+	for i := range costs {
+		if x := &costs[i]; best == nil || x.time() < (1-c.margin(x, best, last))*best.time() {
+			best = x
+		}
+	}
+	return best
+}
+
+// margin is the share of simpler's time x must save to replace it: Gain
+// plus CodingGain for each share of x's time that is coding, or
+// ObservedGain where both are observed; Keep more where simpler was the
+// kind's last choice, Keep less where x was.
+func (c *Chooser) margin(x, simpler *cost, last codec.Codec) float64 {
+	m := c.o.Gain
+	if t := x.write + x.read; t > 0 {
+		m += c.o.CodingGain * min(x.coding/t, 1)
+	}
+	if x.observed && simpler.observed {
+		m = c.o.ObservedGain
+	}
+	switch {
+	case last == nil:
+	case last.ID() == simpler.c.ID():
+		m += c.o.Keep
+	case last.ID() == x.c.ID():
+		m -= c.o.Keep
+	}
+	return m
+}
+
+// trace hands Options.Trace the weigh of a tensor.
+func (c *Chooser) trace(meta tensor.Meta, raw int, m model, costs []cost, chosen codec.Codec) {
+	c.o.Trace(fmt.Sprintf("gotensor auto: %s %s%v %d B: link out %.3g B/s + %.3g s, in %.3g B/s + %.3g s, cpu %.2f, streamed %v, batch %v -> %s",
+		c.url, meta.DType, meta.Shape, raw, m.BytesPerSecond, m.LatencySeconds, m.ReadBytesPerSecond, m.ReadLatencySeconds, m.CPUShare, m.streamed, m.batch, chosen.Name()))
+	for _, x := range costs {
+		c.o.Trace(fmt.Sprintf("  %-6s ratio %.3f write %.4g read %.4g s (coding %.4g) factors %.3g / %.3g observed %v",
+			x.c.Name(), x.ratio, x.write, x.read, x.coding, x.wf, x.rf, x.observed))
+	}
+}
+
+// Ratio is raw over coded bytes of c on sample, 1 where c does not shrink
+// it (a frame stores such chunks raw): whether coding the tensor pays in
+// bytes, from a sample of it.
+func Ratio(c codec.Codec, meta tensor.Meta, sample []byte) float64 {
+	s := sample[:len(sample)&^15]
+	if c.ID() == codec.IDNone || len(s) == 0 {
+		return 1
+	}
+	enc, _, err := c.Encode(nil, s, codec.Info{Meta: meta})
+	if err != nil || len(enc) == 0 || len(enc) >= len(s) {
+		return 1
+	}
+	return float64(len(s)) / float64(len(enc))
+}
+
+// middle is up to n bytes from the middle of b, from a multiple of 16
+// bytes as chunks are: headers and padding skew a tensor's ends.
+func middle(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	at := (len(b)/2 - n/2) &^ 15
+	return b[at : at+n]
+}

@@ -14,24 +14,25 @@ import (
 const Spec = "auto"
 
 // Chooser resolves the codec spec of every write to one store, choosing
-// where it is "auto", and learns from what the store's transfers, writes
-// and reads took. Its user calls Choose once per write and reports the
-// write done, Read once per read and reports it done, and Begin and End
-// around every transfer of bytes. Safe for concurrent use.
+// where it is "auto", and learns from what the store's writes, reads and
+// transfers took: its user calls Choose once per write and Read once per
+// read, reports each done, and calls Begin and End around every transfer
+// of bytes. Safe for concurrent use.
 type Chooser struct {
 	o        Options
 	url      string
 	prober   Prober
 	probed   sync.Once
 	none     codec.Codec
-	link     *linkFit
-	factors  factors
-	calls    calls
 	weighing sync.Mutex // held while a kind is weighed: a batch's writes of a kind take the first's choice
 
-	mu      sync.Mutex // guards choices and stats
+	mu      sync.Mutex // guards what follows
+	link    linkFit
+	factors map[factorKey]factor
 	choices map[kind]choice
 	stats   Stats
+	active  int    // writes and reads in flight
+	started uint64 // writes and reads begun
 }
 
 // kind is a class of tensors that share a choice and factors: a dtype
@@ -49,8 +50,8 @@ type choice struct {
 	stale bool // a factor it was weighed with has since moved past Drift
 }
 
-// Stats counts how "auto" chose the codec of writes of CodeMin bytes or
-// more: each reused a recent choice for its kind of tensor, or weighed
+// Stats count how "auto" chose the codec of writes of CodeMin bytes or
+// more: each reused the recent choice for its kind of tensor, or weighed
 // the candidates because the kind was new, its choice had expired, or a
 // factor it was weighed with had moved. Flips are weighs that changed the
 // kind's codec; Samples the candidates coded on samples for their ratio.
@@ -64,22 +65,28 @@ type Stats struct {
 	Samples int64 `json:"samples"`
 }
 
-// New is a Chooser for the store at url (its scheme picks the link's
-// seed), whose link p probes (nil: none).
+// New is a Chooser for the store at url, whose scheme picks the link's
+// seed, and whose link p probes (nil: none).
 func New(url string, p Prober, o Options) *Chooser {
-	c := &Chooser{o: o, url: url, prober: p, choices: map[kind]choice{}}
+	c := &Chooser{o: o, url: url, prober: p, factors: map[factorKey]factor{}, choices: map[kind]choice{}}
 	c.none, _ = codec.ByName("none")
 	if c.o.Speed == nil {
 		c.o.Speed = func(d tensor.DType, cd codec.Codec, sample []byte) (Speed, bool) {
-			return measured.get(d, cd, sample, c.o.SpeedMin, c.o.SpeedMax, c.o.SpeedRuns)
+			return measuredSpeed(d, cd, sample, &c.o)
 		}
 	}
 	c.link = newLinkFit(url, &c.o)
-	c.factors.o = &c.o
 	return c
 }
 
-// Write is one write's codec and frame parameter; report it with Done.
+// locked runs f with c.mu held.
+func (c *Chooser) locked(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+}
+
+// Write is one write's codec and its parameter; report it with Done.
 type Write struct {
 	Codec codec.Codec
 	Param uint32
@@ -95,11 +102,11 @@ type Write struct {
 
 // Choose resolves spec for a write of a tensor whose bytes are raw and
 // that streams or not. For "auto": without the bytes (nil: a write staged
-// part by part) planes where it takes the dtype, else none; none under
+// part by part) planes where it codes the dtype, else none; none under
 // CodeMin bytes; else the candidate with the least expected write+read
 // time, chosen once per kind of tensor within ChoiceTTL. A store across a
 // link is probed before the first write that can teach a factor, so that
-// the write is weighed against a measured link, not a seed.
+// writes are weighed against a measured link, not a seed.
 func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw []byte, streamed bool) (Write, error) {
 	var w Write
 	var err error
@@ -117,7 +124,7 @@ func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw
 	if err != nil || raw == nil {
 		return w, err
 	}
-	w.c, w.call, w.k, w.raw = c, c.calls.begin(), kindOf(meta.DType, len(raw)), len(raw)
+	w.c, w.call, w.k, w.raw = c, c.begin(), kindOf(meta.DType, len(raw)), len(raw)
 	if len(raw) >= c.o.CodeMin && c.prober != nil {
 		c.probed.Do(func() { c.probe(ctx) })
 	}
@@ -125,7 +132,7 @@ func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw
 		w.Codec = c.choose(meta, raw, streamed)
 	}
 	if streamed && w.Codec.ID() == codec.IDNone {
-		w.cpu, w.cpuOK = c.o.CPU(true)
+		w.cpu, w.cpuOK = c.o.CPU()
 	}
 	w.m, w.chose = c.model(streamed), c.o.Now()
 	return w, nil
@@ -136,52 +143,69 @@ func (c *Chooser) choose(meta tensor.Meta, raw []byte, streamed bool) codec.Code
 	c.weighing.Lock()
 	defer c.weighing.Unlock()
 	k, now := kindOf(meta.DType, len(raw)), c.o.Now()
-	c.mu.Lock()
-	last, seen := c.choices[k]
-	why := &c.stats.New
-	switch {
-	case seen && last.stale:
-		why = &c.stats.Factor
-	case seen && (now.Sub(last.at) >= c.o.ChoiceTTL || now.Before(last.at)):
-		why = &c.stats.Expired
-	case seen:
-		c.stats.Reused++
-		c.mu.Unlock()
+	var last choice
+	var seen, reuse bool
+	c.locked(func() {
+		last, seen = c.choices[k]
+		if reuse = seen && !last.stale && now.Sub(last.at) < c.o.ChoiceTTL && !now.Before(last.at); reuse {
+			c.stats.Reused++
+		}
+	})
+	if reuse {
 		return last.c
 	}
-	c.mu.Unlock()
-	m := c.model(streamed)
-	costs, samples := c.costs(meta, raw, m)
+	costs, samples := c.costs(meta, raw, c.model(streamed))
 	best := c.pick(costs, last.c).c
-	if c.o.Trace != nil {
-		c.trace(meta, len(raw), m, costs, best)
-	}
-	c.mu.Lock()
-	c.choices[k] = choice{c: best, at: now}
-	*why++
-	c.stats.Weighed++
-	c.stats.Samples += int64(samples)
-	if seen && last.c.ID() != best.ID() {
-		c.stats.Flips++
-	}
-	c.mu.Unlock()
+	c.locked(func() {
+		c.choices[k] = choice{c: best, at: now}
+		c.stats.Weighed++
+		c.stats.Samples += int64(samples)
+		switch {
+		case !seen:
+			c.stats.New++
+		case last.stale:
+			c.stats.Factor++
+		default:
+			c.stats.Expired++
+		}
+		if seen && last.c.ID() != best.ID() {
+			c.stats.Flips++
+		}
+	})
 	return best
 }
 
-// model is the model a transfer starting now is weighed with.
-func (c *Chooser) model(streamed bool) model {
-	return model{Link: c.link.estimate(), streamed: streamed, batch: c.calls.inFlight() > 1}
+// model is what a transfer starting now is weighed with: a batch where
+// other calls are in flight.
+func (c *Chooser) model(streamed bool) (m model) {
+	c.locked(func() { m = model{Link: c.link.l, streamed: streamed, batch: c.active > 1} })
+	return m
 }
 
-// speed is cd's speed on d, measured on raw where not known yet; the busy
-// periods a measurement overlaps are left out of the link fit.
-func (c *Chooser) speed(d tensor.DType, cd codec.Codec, raw []byte) (Speed, bool) {
-	if sp, ok := c.o.Speed(d, cd, nil); ok {
-		return sp, true
-	}
-	c.link.measure(1)
-	defer c.link.measure(-1)
-	return c.o.Speed(d, cd, raw)
+// call is a write or read in flight: its time says how far the model was
+// off only where it ran alone, as the model weighs one tensor at a time
+// (in a batch a call also waits on the others): none other was in flight
+// when it began, and none began before it ended.
+type call struct {
+	alone   bool
+	started uint64
+}
+
+func (c *Chooser) begin() (t call) {
+	c.locked(func() {
+		c.active++
+		c.started++
+		t = call{alone: c.active == 1, started: c.started}
+	})
+	return t
+}
+
+func (c *Chooser) end(t call) (alone bool) {
+	c.locked(func() {
+		c.active--
+		alone = t.alone && c.started == t.started
+	})
+	return alone
 }
 
 // Done reports the write over, with a frame of stored bytes or err. A
@@ -192,14 +216,14 @@ func (w *Write) Done(stored int64, err error) {
 	if c == nil {
 		return
 	}
-	alone := c.calls.end(w.call)
+	alone := c.end(w.call)
 	if err != nil {
 		return
 	}
 	if w.cpuOK {
-		if cpu, ok := c.o.CPU(true); ok {
+		if cpu, ok := c.o.CPU(); ok {
 			if v, ok := cpuShare(w.cpu, cpu); ok {
-				c.link.observeCPU(v * peerShares(c.url))
+				c.locked(func() { c.link.observeCPU(v * peerShares(c.url)) })
 			}
 		}
 	}
@@ -216,17 +240,14 @@ type Read struct {
 }
 
 // Read starts a read, from its fetch to its last decode.
-func (c *Chooser) Read() Read { return Read{c: c, call: c.calls.begin(), m: c.model(false)} }
+func (c *Chooser) Read() Read { return Read{c: c, call: c.begin(), m: c.model(false)} }
 
 // Done reports the read over: a frame of stored bytes coded with id, of a
-// tensor of raw bytes of dtype d that streamed or not, and took from its
+// tensor of raw bytes of dtype d that streamed or not, took from its
 // start to its last decode where it decoded the whole tensor (else 0).
 // One that ran alone teaches its codec's read factor.
 func (r *Read) Done(d tensor.DType, id codec.ID, raw, stored int64, streamed bool, took time.Duration) {
-	if !r.c.calls.end(r.call) || took <= 0 {
-		return
-	}
-	if cd, err := codec.ByID(id); err == nil {
+	if cd, err := codec.ByID(id); r.c.end(r.call) && took > 0 && err == nil {
 		r.m.streamed = streamed
 		r.c.learn(kindOf(d, int(raw)), cd, FromStore, r.m, int(raw), stored, took)
 	}
@@ -248,72 +269,33 @@ func (c *Chooser) learn(k kind, cd codec.Codec, w Way, m model, raw int, stored 
 	if w == FromStore {
 		expected = read
 	}
-	if c.factors.observe(k, cd.ID(), w, took.Seconds(), expected, c.o.Now()) {
-		c.mu.Lock()
-		if ch, ok := c.choices[k]; ok {
+	c.locked(func() {
+		if ch, ok := c.choices[k]; c.observe(k, cd.ID(), w, took.Seconds(), expected, c.o.Now()) && ok {
 			ch.stale = true
 			c.choices[k] = ch
 		}
-		c.mu.Unlock()
-	}
+	})
 }
 
 // Begin marks a transfer of bytes to or from the store starting.
-func (c *Chooser) Begin() { c.link.begin(c.o.Now()) }
+func (c *Chooser) Begin() { c.locked(func() { c.link.begin(c.o.Now()) }) }
 
 // End reports a transfer begun with Begin over: it moved n bytes way w
 // (n < 0: it failed), of a frame coded with a codec other than none or not.
-func (c *Chooser) End(w Way, n int64, coded bool) { c.link.end(c.o.Now(), w, n, coded) }
+func (c *Chooser) End(w Way, n int64, coded bool) {
+	c.locked(func() { c.link.end(c.o.Now(), w, n, coded) })
+}
 
 // Link is the link's estimate now.
-func (c *Chooser) Link() Link { return c.link.estimate() }
+func (c *Chooser) Link() (l Link) {
+	c.locked(func() { l = c.link.l })
+	return l
+}
 
 // Stats are the counts since New or ResetStats.
-func (c *Chooser) Stats() Stats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stats
+func (c *Chooser) Stats() (s Stats) {
+	c.locked(func() { s = c.stats })
+	return s
 }
 
-func (c *Chooser) ResetStats() {
-	c.mu.Lock()
-	c.stats = Stats{}
-	c.mu.Unlock()
-}
-
-// calls counts writes and reads in flight: a call's time says how far the
-// model was off only when it ran alone, as the model weighs one tensor at
-// a time; in a batch a call also waits on the others.
-type calls struct {
-	mu      sync.Mutex
-	active  int
-	started uint64
-}
-
-type call struct {
-	alone   bool
-	started uint64
-}
-
-func (cs *calls) inFlight() int {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	return cs.active
-}
-
-func (cs *calls) begin() call {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.active++
-	cs.started++
-	return call{alone: cs.active == 1, started: cs.started}
-}
-
-// end says whether t's call ran alone: none other was in flight when it
-// began, and none began before it ended.
-func (cs *calls) end(t call) bool {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.active--
-	return t.alone && cs.started == t.started
-}
+func (c *Chooser) ResetStats() { c.locked(func() { c.stats = Stats{} }) }

@@ -1,7 +1,6 @@
 package auto
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
@@ -61,7 +60,7 @@ func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samp
 		if !cd.Supports(meta.DType) || id == codec.IDPlanes && !meta.DType.IsFloat() {
 			continue
 		}
-		sp, ok := c.speed(meta.DType, cd, raw)
+		sp, ok := c.o.Speed(meta.DType, cd, raw)
 		if !ok && id != codec.IDNone {
 			continue
 		} else if !ok {
@@ -80,8 +79,10 @@ func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samp
 			x.coding = n/sp.Encode + n/sp.Decode
 		}
 		var wOwn, rOwn bool
-		x.wf, wOwn = c.factors.get(k, id, ToStore, !m.batch, now)
-		x.rf, rOwn = c.factors.get(k, id, FromStore, !m.batch, now)
+		c.mu.Lock()
+		x.wf, wOwn = c.factor(k, id, ToStore, !m.batch, now)
+		x.rf, rOwn = c.factor(k, id, FromStore, !m.batch, now)
+		c.mu.Unlock()
 		x.observed = wOwn && rOwn && !m.batch
 		out = append(out, x)
 	}
@@ -120,16 +121,6 @@ func (c *Chooser) margin(x, simpler *cost, last codec.Codec) float64 {
 		m -= c.o.Keep
 	}
 	return m
-}
-
-// trace hands Options.Trace the weigh of a tensor.
-func (c *Chooser) trace(meta tensor.Meta, raw int, m model, costs []cost, chosen codec.Codec) {
-	c.o.Trace(fmt.Sprintf("gotensor auto: %s %s%v %d B: link out %.3g B/s + %.3g s, in %.3g B/s + %.3g s, cpu %.2f, streamed %v, batch %v -> %s",
-		c.url, meta.DType, meta.Shape, raw, m.BytesPerSecond, m.LatencySeconds, m.ReadBytesPerSecond, m.ReadLatencySeconds, m.CPUShare, m.streamed, m.batch, chosen.Name()))
-	for _, x := range costs {
-		c.o.Trace(fmt.Sprintf("  %-6s ratio %.3f write %.4g read %.4g s (coding %.4g) factors %.3g / %.3g observed %v",
-			x.c.Name(), x.ratio, x.write, x.read, x.coding, x.wf, x.rf, x.observed))
-	}
 }
 
 // Ratio is raw over coded bytes of c on sample, 1 where c does not shrink

@@ -30,7 +30,7 @@ func (c *Chooser) probe(ctx context.Context) {
 		return
 	}
 	part := make([]byte, o.ProbePart)
-	cpu0, cpuOK := o.CPU(true)
+	cpu0, cpuOK := o.CPU()
 	start := o.Now()
 	var sent int64
 	for sent < o.ProbeMax && (sent < o.ProbeMin || o.Now().Sub(start) < o.ProbeTime) {
@@ -45,10 +45,12 @@ func (c *Chooser) probe(ctx context.Context) {
 		return
 	}
 	share := -1.0
-	if cpu1, ok := o.CPU(true); ok && cpuOK {
+	if cpu1, ok := o.CPU(); ok && cpuOK {
 		if v, ok := cpuShare(cpu0, cpu1); ok {
 			share = v * peerShares(c.url)
 		}
 	}
+	c.mu.Lock()
 	c.link.reseed(rtt, d, sent, share)
+	c.mu.Unlock()
 }

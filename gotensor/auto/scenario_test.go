@@ -72,16 +72,16 @@ func TestScenarios(t *testing.T) {
 				w.slow[c] = [2]float64{num(t, arg(d, "write", "1")), num(t, arg(d, "read", "1"))}
 				return ""
 			case "estimate":
-				l := w.c.link.estimate()
+				l := w.c.Link()
 				r := rate(t, arg(d, "rate", fmt.Sprint(l.BytesPerSecond)))
 				lat := dur(t, arg(d, "latency", fmt.Sprint(time.Duration(l.LatencySeconds*1e9))))
 				n := int64(8 << 20)
+				w.c.mu.Lock()
 				w.c.link.reseed(lat, time.Duration(float64(n)/r*1e9), n, num(t, arg(d, "cpu", "-1")))
 				if d.HasArg("read") {
-					w.c.link.mu.Lock()
 					w.c.link.l.ReadBytesPerSecond = rate(t, arg(d, "read", ""))
-					w.c.link.mu.Unlock()
 				}
+				w.c.mu.Unlock()
 				return ""
 			case "write":
 				return w.write(t, d)
@@ -102,7 +102,9 @@ func TestScenarios(t *testing.T) {
 				meta, raw := tensorOf(t, d)
 				cd, _ := codec.ByName(arg(d, "codec", ""))
 				way := map[string]Way{"write": ToStore, "read": FromStore}[arg(d, "way", "write")]
-				v, own := w.c.factors.get(kindOf(meta.DType, len(raw)), cd.ID(), way, !d.HasArg("batch"), w.clock.now())
+				w.c.mu.Lock()
+				defer w.c.mu.Unlock()
+				v, own := w.c.factor(kindOf(meta.DType, len(raw)), cd.ID(), way, !d.HasArg("batch"), w.clock.now())
 				return fmt.Sprintf("%.4g own=%v", v, own)
 			}
 			t.Fatalf("%s: unknown command %q", d.Pos, d.Cmd)
@@ -156,8 +158,8 @@ func newWorld(t *testing.T, d *datadriven.TestData) *world {
 	}
 	w.read = rate(t, arg(d, "read", fmt.Sprint(w.rate)))
 	o := Defaults()
-	o.Now, o.Trace = w.clock.now, nil
-	o.CPU = func(bool) (CPUTimes, bool) {
+	o.Now = w.clock.now
+	o.CPU = func() (CPUTimes, bool) {
 		ns := uint64(w.clock.now().UnixNano())
 		return CPUTimes{Busy: uint64(w.cpu * float64(ns)), Total: ns}, true
 	}
@@ -335,8 +337,10 @@ func (w *world) costs(t *testing.T, d *datadriven.TestData) string {
 	if d.HasArg("batch") {
 		others = w.c.Read()
 		defer others.Done(0, 0, 0, 0, false, 0)
-		w.c.calls.begin() // the write itself
-		defer w.c.calls.end(call{})
+		w.c.mu.Lock()
+		w.c.active++
+		w.c.mu.Unlock()
+		defer func() { w.c.mu.Lock(); w.c.active--; w.c.mu.Unlock() }()
 	}
 	if w.c.prober != nil { // as a write would, before it weighs
 		w.c.probed.Do(func() { w.c.probe(context.Background()) })

@@ -19,57 +19,40 @@ type speedKey struct {
 	c codec.ID
 }
 
-// speedTable holds this process's measured speeds, each measured once on
-// the first tensor of its dtype large enough.
-type speedTable struct {
-	mu sync.Mutex
-	m  map[speedKey]Speed
+// measured holds this process's codec speeds, each measured once.
+var measured struct {
+	sync.Mutex
+	m map[speedKey]Speed
 }
 
-var measured = &speedTable{m: map[speedKey]Speed{}}
-
-func (t *speedTable) get(d tensor.DType, c codec.Codec, sample []byte, least, most, runs int) (Speed, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if sp, ok := t.m[speedKey{d, c.ID()}]; ok {
-		return sp, true
+// measuredSpeed measures a codec on the tensor's own bytes (not a tiling
+// of fewer: repeats within a codec's window would make it look faster
+// than it is), framed and decoded SpeedRuns times, and keeps the fastest
+// run each way: other work on the machine only slows a run down.
+func measuredSpeed(d tensor.DType, c codec.Codec, b []byte, o *Options) (sp Speed, ok bool) {
+	measured.Lock()
+	defer measured.Unlock()
+	if sp, ok = measured.m[speedKey{d, c.ID()}]; ok || len(b) < o.SpeedMin {
+		return sp, ok
 	}
-	if len(sample) < least {
-		return Speed{}, false
-	}
-	sp, err := measure(d, c, sample[:min(len(sample), most)], runs)
-	if err != nil {
-		return Speed{}, false
-	}
-	t.m[speedKey{d, c.ID()}] = sp
-	return sp, true
-}
-
-// measure frames the tensor's own bytes with c and decodes them, runs
-// times, and keeps the fastest run each way: other work on the machine
-// only slows a run down. Its own bytes, not a tiling of fewer: repeats
-// within a codec's window would make it look faster than it is.
-func measure(d tensor.DType, c codec.Codec, b []byte, runs int) (Speed, error) {
-	n := len(b) - len(b)%d.Size()
-	meta := tensor.Meta{DType: d, Shape: []int64{int64(n / d.Size())}}
-	back := make([]byte, n)
-	var sp Speed
-	for range runs {
+	b = b[:min(len(b), o.SpeedMax)/d.Size()*d.Size()]
+	meta := tensor.Meta{DType: d, Shape: []int64{int64(len(b) / d.Size())}}
+	back := make([]byte, len(b))
+	for range o.SpeedRuns {
 		start := time.Now()
-		w, err := frame.NewWriter(meta, c, 0, frame.Options{}, frame.Heap)
-		if err != nil {
-			return sp, err
-		}
-		f, err := w.Encode(b[:n])
-		if err != nil {
-			return sp, err
-		}
+		f, err := frame.Encode(meta, b, c.Name(), frame.Options{})
 		mid := time.Now()
-		if _, err := frame.Decode(context.Background(), f, back, frame.DefaultLimits); err != nil {
-			return sp, err
+		if err != nil {
+			return sp, false
+		} else if _, err := frame.Decode(context.Background(), f, back, frame.DefaultLimits); err != nil {
+			return sp, false
 		}
-		sp.Encode = max(sp.Encode, float64(n)/max(mid.Sub(start).Seconds(), 1e-9))
-		sp.Decode = max(sp.Decode, float64(n)/max(time.Since(mid).Seconds(), 1e-9))
+		sp.Encode = max(sp.Encode, float64(len(b))/max(mid.Sub(start).Seconds(), 1e-9))
+		sp.Decode = max(sp.Decode, float64(len(b))/max(time.Since(mid).Seconds(), 1e-9))
 	}
-	return sp, nil
+	if measured.m == nil {
+		measured.m = map[speedKey]Speed{}
+	}
+	measured.m[speedKey{d, c.ID()}] = sp
+	return sp, true
 }

@@ -75,7 +75,7 @@ func newStreamLink(t *testing.T, rate, share float64) *Store {
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	s := Wrap(&streamLink{fakeLink: &fakeLink{Store: mem, clock: clock, rate: rate, latency: 100 * time.Microsecond}, mem: mem})
 	withChooser(s, clock.now, func(o *auto.Options) {
-		o.CPU = func(bool) (auto.CPUTimes, bool) {
+		o.CPU = func() (auto.CPUTimes, bool) {
 			ns := uint64(clock.now().UnixNano())
 			return auto.CPUTimes{Busy: uint64(share * float64(ns)), Total: ns}, true
 		}
@@ -233,16 +233,15 @@ func TestAutoOnATinyTensorIsANoneWrite(t *testing.T) {
 	}
 }
 
-// The machine's idle time (a read and parse of /proc/stat, tens of
-// microseconds on a loaded machine) is read around streamed writes of
-// none only, at their two ends.
-func TestStreamedWriteReadsIdleTimeAtItsEndsOnly(t *testing.T) {
+// A streamed write tells the chooser it streams: one of none has the CPU
+// read at its two ends (the share moving takes), one of planes not.
+func TestStreamedWriteOfNoneTellsTheCPUShare(t *testing.T) {
 	defer func(m, p int64) { StreamMin, StreamPiece = m, p }(StreamMin, StreamPiece)
 	StreamMin, StreamPiece = 1<<20, 256<<10
 	var reads atomic.Int64
 	s := newStreamLink(t, 1e9, 0.5)
 	withChooser(s, s.now, func(o *auto.Options) {
-		o.CPU = func(idle bool) (auto.CPUTimes, bool) {
+		o.CPU = func() (auto.CPUTimes, bool) {
 			reads.Add(1)
 			return auto.CPUTimes{}, true
 		}

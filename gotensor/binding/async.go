@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
@@ -115,11 +116,18 @@ func (q *doneQueue) drain(timeout time.Duration) []Completion {
 // runningOp is an operation started and not yet reported.
 type runningOp struct {
 	cancel   context.CancelFunc
+	state    atomic.Int32  // opRunning, then opCommitted (its change reached the store) or opCancelled
 	finished atomic.Bool   // its result is being reported: Cancel no longer applies
 	to       atomic.Int32  // where its completion goes: toUndecided, then toQueue or toClaim
 	reported chan struct{} // closed once it is reported
 	result   Completion    // a claimed operation's completion, set before reported is closed
 }
+
+const (
+	opRunning int32 = iota
+	opCommitted
+	opCancelled
+)
 
 const (
 	toUndecided int32 = iota
@@ -151,6 +159,9 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 	base, stop := callContext(s, timeoutNs)
 	ctx, cancel := context.WithCancel(base)
 	op := &runningOp{cancel: cancel, reported: make(chan struct{})}
+	ctx = core.WithCommitGate(ctx, func() bool { // a row write's retries ask again: committed stays committed
+		return op.state.CompareAndSwap(opRunning, opCommitted) || op.state.Load() == opCommitted
+	})
 	running.Store(id, op)
 	go func() {
 		var (
@@ -172,7 +183,7 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 		select {
 		case inFlight <- struct{}{}:
 		case <-ctx.Done():
-			err = ctxError(ctx, nil)
+			err = ended(ctx)
 			return
 		}
 		defer func() { <-inFlight }()
@@ -182,16 +193,24 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 	return id
 }
 
-// Cancel cancels a running asynchronous operation's context; it then
-// completes with a Timeout error unless it finished first. It reports
-// whether the operation was still running.
+// Cancel stops a running asynchronous operation (its context ends) and
+// reports whether it cancelled it: true means the operation changes
+// nothing in the store (a write or delete had not reached its commit
+// point, and now never will) and its result is to be dropped; false, that
+// it had finished, or had begun to change the store (then it ends with
+// its result, or with Timeout where the store was still at work).
 func Cancel(op int64) bool {
-	r, ok := running.Load(op)
-	if !ok || r.(*runningOp).finished.Load() {
+	v, ok := running.Load(op)
+	if !ok {
 		return false
 	}
-	r.(*runningOp).cancel()
-	return true
+	r := v.(*runningOp)
+	if r.finished.Load() {
+		return false
+	}
+	won := r.state.CompareAndSwap(opRunning, opCancelled)
+	r.cancel()
+	return won
 }
 
 // Claim waits for the operations ops to finish and returns their

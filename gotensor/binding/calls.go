@@ -55,22 +55,29 @@ func urlTimeout(raw string) (time.Duration, error) {
 }
 
 // ctxError is err, classified as Timeout when ctx expired or was
-// cancelled; with a nil err, the reason ctx ended.
+// cancelled. A call that returned nil succeeded, whatever its context
+// says now: what it wrote is stored (core's commit point checks the
+// context before anything is).
 func ctxError(ctx context.Context, err error) error {
 	cerr := ctx.Err()
-	if cerr == nil || errs.Is(err, errs.Timeout) {
+	if cerr == nil || err == nil || errs.Is(err, errs.Timeout) {
 		return err
 	}
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
 		!errs.Is(err, errs.Internal) && !errs.Is(err, errs.Unavailable) {
 		return err // a real answer that arrived as the deadline passed
 	}
-	why := "deadline exceeded"
-	if errors.Is(cerr, context.Canceled) {
-		why = "cancelled"
+	return errs.Wrap(errs.Timeout, err, "operation %s", endedWhy(ctx))
+}
+
+// ended is the Timeout error of a call whose context ended before it began.
+func ended(ctx context.Context) error {
+	return errs.New(errs.Timeout, "operation %s", endedWhy(ctx))
+}
+
+func endedWhy(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "cancelled"
 	}
-	if err == nil {
-		return errs.New(errs.Timeout, "operation %s", why)
-	}
-	return errs.Wrap(errs.Timeout, err, "operation %s", why)
+	return "deadline exceeded"
 }

@@ -92,6 +92,6 @@ func waitDone(ctx context.Context, done <-chan struct{}) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return ctxError(ctx, nil)
+		return ended(ctx)
 	}
 }

@@ -69,11 +69,11 @@ func TestKeysStayConcurrent(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if !Cancel(blocked) {
-		t.Fatal("blocked write was not running")
+	if Cancel(blocked) { // it waits inside the store's Put: past its commit point, so not cancelled, only stopped
+		t.Fatal("a write the store had begun was reported cancelled")
 	}
 	if c := completions(t, blocked)[blocked]; c.Kind != errs.Timeout.String() {
-		t.Fatalf("cancelled write: %+v", c)
+		t.Fatalf("stopped write: %+v", c)
 	}
 }
 

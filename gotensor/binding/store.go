@@ -260,6 +260,22 @@ func StatKey(h int64, key string, timeoutNs int64) (*core.Stat, error) {
 	return st, ctxError(ctx, err)
 }
 
+// Describe is Stat as part of another call (a row read that learns the
+// rows' shape first): not counted as a stat in the store's stats.
+func Describe(h int64, key string, timeoutNs int64) (string, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return "", err
+	}
+	defer cancel()
+	st, err := s.Describe(ctx, key)
+	if err = ctxError(ctx, err); err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(st)
+	return string(b), err
+}
+
 func Delete(h int64, key string, timeoutNs int64) error {
 	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
 	if err != nil {

@@ -93,6 +93,7 @@ func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 	opt := s.Frame
 	opt.Pin = pinOf(ctx)
 	opt.Limits = s.Limits
+	opt.Stop = stopper(ctx)
 	if n := rowChunkBytes(ctx, meta); n > 0 {
 		opt.ChunkSize, opt.AlignRows = n, true
 	}
@@ -117,6 +118,10 @@ func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
 // handing its memory back if the store refuses it. It returns the time
 // the store took.
 func (s *Store) put(ctx context.Context, key string, f []byte, coded bool) (time.Duration, error) {
+	if err := commit(ctx); err != nil {
+		s.frames.Put(f)
+		return 0, err
+	}
 	start := s.now()
 	s.auto.Begin()
 	var err error
@@ -419,6 +424,12 @@ type Stat struct {
 // Stat reads only the frame header.
 func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 	defer func() { s.stats.op(OpStat, err) }()
+	return s.Describe(ctx, key)
+}
+
+// Describe is Stat for a call that needs the header on its way (a row read
+// learning the rows' dtype and shape): it is not counted as a stat.
+func (s *Store) Describe(ctx context.Context, key string) (*Stat, error) {
 	s.auto.Begin()
 	b, size, err := s.st.Head(ctx, key, frame.HeadGuess)
 	s.auto.End(auto.FromStore, int64(len(b)), false)
@@ -444,7 +455,10 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 
 func (s *Store) Delete(ctx context.Context, key string) error {
 	s.heads.drop(key, nil)
-	err := s.st.Delete(ctx, key)
+	err := commit(ctx)
+	if err == nil {
+		err = s.st.Delete(ctx, key)
+	}
 	s.stats.op(OpDelete, err)
 	return err
 }

@@ -29,12 +29,17 @@ const spliceBackoff = 20 * time.Microsecond
 // WriteRows stores raw, the contiguous bytes of a tensor of meta, as rows
 // [start, start+meta.Shape[0]) of the tensor under key, which must exist
 // with the same dtype and trailing dimensions.
-func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) error {
+func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (err error) {
+	defer func() { s.stats.op(OpWrite, err) }()
 	if err := checkRaw(meta, raw); err != nil {
 		return err
 	}
+	begun := s.now()
 	for try := 0; try < spliceTries; try++ {
-		done, err := s.writeRowsOnce(ctx, key, start, meta, raw)
+		done, moved, err := s.writeRowsOnce(ctx, key, start, meta, raw)
+		if done && err == nil {
+			s.stats.rows(true, int64(len(raw)), moved, s.now().Sub(begun))
+		}
 		if done || err != nil {
 			return wrapKey(err, key)
 		}
@@ -51,8 +56,9 @@ func (s *Store) WriteRows(ctx context.Context, key string, start int64, meta ten
 
 // writeRowsOnce writes the rows through key's kept header (parsing it
 // first when there is none), reading the frame only for chunks the rows
-// cover in part; it reports false when the frame changed under it.
-func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (bool, error) {
+// cover in part; it reports false when the frame changed under it, and
+// the frame bytes it wrote.
+func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta tensor.Meta, raw []byte) (bool, int64, error) {
 	e := s.heads.entry(key)
 	e.mu.Lock()
 	defer func() {
@@ -71,18 +77,18 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	if !kept {
 		var err error
 		if r, release, h, err = s.parseHead(ctx, key, e, ed); err != nil {
-			return false, err
+			return false, 0, err
 		}
 	}
 	off, err := rowRange(h.Header, start, meta)
 	if err != nil {
 		release()
-		return false, err
+		return false, 0, err
 	}
 	if r == nil && h.NeedsFrame(off, int64(len(raw))) {
 		if r, release, err = s.openAt(ctx, key, e, ed); err != nil || r == nil {
 			e.head = nil
-			return false, err
+			return false, 0, err
 		}
 	}
 	p, err := h.Patch(ctx, r, off, raw, pinOf(ctx))
@@ -90,9 +96,12 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	if err != nil {
 		if kept && r != nil { // read through a kept header: maybe of a frame changed meanwhile
 			e.head = nil
-			return false, nil
+			return false, 0, nil
 		}
-		return false, err
+		return false, 0, err
+	}
+	if err := commit(ctx); err != nil {
+		return false, 0, err
 	}
 	var done bool
 	if ed != nil {
@@ -106,10 +115,10 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 	}
 	if !done || err != nil {
 		e.head = nil
-		return false, err
+		return false, 0, err
 	}
 	h.Apply(p)
-	return true, nil
+	return true, int64(len(p.Data)), nil
 }
 
 // parseHead opens key's frame and keeps its header in e, at the version
@@ -207,13 +216,18 @@ const rowReadTries = 16
 // frame is corrupt only when a read through the very header the last one
 // used fails too. Reads that find the frame changed every time back off
 // as row writes do, and end Unavailable.
-func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) error {
+func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) (err error) {
+	defer func() { s.stats.op(OpRead, err) }()
 	if err := checkRaw(want, dst); err != nil {
 		return err
 	}
+	begun := s.now()
 	var last *frame.Header // the header the last read went by (nil: none parsed)
 	for try := 0; try < rowReadTries; try++ {
 		h, err := s.readRowsOnce(ctx, key, start, want, dst)
+		if err == nil {
+			s.stats.rows(false, int64(len(dst)), coveredBytes(h, start, want), s.now().Sub(begun))
+		}
 		if !errs.Is(err, errs.CorruptData) || store.IsNonblocking(s.st) { // memory: the frame read is leased whole, unchanged
 			return wrapKey(err, key)
 		}
@@ -230,6 +244,25 @@ func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tens
 		}
 	}
 	return errs.ForKey(errs.Unavailable, key, "key %q: changed by other writers during each of %d row reads", key, rowReadTries)
+}
+
+// coveredBytes is what the chunks holding rows [start, start+rows) of
+// the frame of h take in the store: what a row read of them moves.
+func coveredBytes(h *frame.Header, start int64, want tensor.Meta) int64 {
+	if h == nil || len(h.Chunks) == 0 {
+		return 0
+	}
+	n, _ := want.NumBytes()
+	off, err := rowRange(h, start, want)
+	if err != nil || n == 0 {
+		return 0
+	}
+	cs := int64(h.ChunkSize)
+	var b int64
+	for i := off / cs; i <= (off+n-1)/cs && int(i) < len(h.Chunks); i++ {
+		b += int64(h.Chunks[i].EncLen)
+	}
+	return b
 }
 
 // sameHeader says whether a and b describe the same frame: the same

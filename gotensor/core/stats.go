@@ -114,6 +114,24 @@ func (st *stats) read(stored int64, wall time.Duration) {
 	st.mu.Unlock()
 }
 
+// rows adds a successful row write or read: raw bytes of rows, the frame
+// bytes of the chunks it moved, and its time end to end.
+func (st *stats) rows(write bool, raw, moved int64, wall time.Duration) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if write {
+		st.s.RawBytesWritten += raw
+		st.s.StoredBytesWritten += moved
+		st.s.WireBytesOut += moved
+		st.s.WriteSeconds += wall.Seconds()
+		return
+	}
+	st.s.RawBytesRead += raw
+	st.s.StoredBytesRead += moved
+	st.s.WireBytesIn += moved
+	st.s.ReadSeconds += wall.Seconds()
+}
+
 // snapshot copies the counts and derives ratio and throughput.
 func (st *stats) snapshot() Stats {
 	st.mu.Lock()

@@ -96,6 +96,9 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 	if err != nil {
 		return 0, err
 	}
+	if err := commit(ctx); err != nil {
+		return 0, err
+	}
 	t0 := s.now()
 	if err := sink.Commit(hdr); err != nil {
 		return 0, err

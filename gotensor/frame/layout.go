@@ -13,6 +13,7 @@ type Options struct {
 	Pin       parallel.Pin // pins coding workers (to CPUs near the tensor's GPU); nil: no pinning
 	AlignRows bool         // chunk size a multiple of the leading dimension's row, where one fits
 	Limits    Limits       // the largest tensor written, as read; zero: DefaultLimits
+	Stop      func() error // asked before each chunk is coded: an error stops the write (its context ended); nil: never
 }
 
 // Alloc provides the memory of whole frames; a store lends the buffers of

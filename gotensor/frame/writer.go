@@ -41,9 +41,10 @@ type Writer struct {
 	in    codec.Info
 	cs    int64
 	pin   parallel.Pin
-	alloc Alloc  // nil: the frame leaves in pieces
-	out   []byte // the whole frame, when its layout is known up front, or its one chunk is coded in place
-	whole bool   // a coded frame of one chunk, built whole: the chunk is coded in place in out
+	stop  func() error // Options.Stop
+	alloc Alloc        // nil: the frame leaves in pieces
+	out   []byte       // the whole frame, when its layout is known up front, or its one chunk is coded in place
+	whole bool         // a coded frame of one chunk, built whole: the chunk is coded in place in out
 
 	mu       sync.Mutex
 	enc      [][]byte // per chunk not in out: its encoded (or raw) bytes
@@ -72,7 +73,7 @@ func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc
 		return nil, err
 	}
 	n := len(h.Chunks)
-	w := &Writer{h: h, c: c, in: in, cs: int64(h.ChunkSize), pin: opt.Pin, alloc: alloc, state: make([]uint8, n)}
+	w := &Writer{h: h, c: c, in: in, cs: int64(h.ChunkSize), pin: opt.Pin, stop: opt.Stop, alloc: alloc, state: make([]uint8, n)}
 	if alloc != nil && c.ID() == codec.IDNone {
 		w.out = alloc.Get(h.Size() + int(h.RawSize))
 	} else {
@@ -186,6 +187,11 @@ func (w *Writer) claim(first, n int) error {
 // encodeChunk codes chunk i from src. Only the goroutine that claimed the
 // chunk touches its entries until it is marked ready under the lock.
 func (w *Writer) encodeChunk(i int, src []byte, retain bool) error {
+	if w.stop != nil {
+		if err := w.stop(); err != nil {
+			return err
+		}
+	}
 	if w.out != nil && !w.whole { // codec none, laid out up front
 		dst := w.out[w.h.Size()+i*int(w.cs):][:len(src)]
 		w.h.Chunks[i] = Chunk{EncLen: uint32(len(src)), CRC: copyCRC(dst, src)}

@@ -149,6 +149,11 @@ func Stat(h int64, key string, timeoutNs int64) (js string, err error) {
 	return binding.Stat(h, key, timeoutNs)
 }
 
+func Describe(h int64, key string, timeoutNs int64) (js string, err error) {
+	defer guard(&err)
+	return binding.Describe(h, key, timeoutNs)
+}
+
 func Delete(h int64, key string, timeoutNs int64) (err error) {
 	defer guard(&err)
 	return binding.Delete(h, key, timeoutNs)

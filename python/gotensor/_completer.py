@@ -12,6 +12,7 @@ import array
 import json
 import threading
 from concurrent.futures import Future
+from concurrent.futures._base import CANCELLED, CANCELLED_AND_NOTIFIED, RUNNING
 from concurrent.futures import wait as futures_wait
 from typing import Any, Callable, Iterable
 
@@ -20,19 +21,30 @@ from ._native_lib import native
 
 
 class OpFuture(Future[Any]):
-    """A future for a Go operation. cancel() on a running operation cancels
-    its context: it then fails with gotensor.Timeout (unless it finished
-    first). cancel() returns whether the operation was still running."""
+    """A future for a Go operation. cancel() stops a running operation too,
+    as long as it has not changed the store yet: then it returns True, the
+    future is cancelled (``cancelled()``; ``result()`` raises
+    CancelledError) and the operation changes nothing. Once a write or
+    delete has reached the store, or any operation has finished, it returns
+    False and the result stands."""
 
     _op = 0
 
     def cancel(self) -> bool:
         """Cancel the future, or the Go operation behind it while it runs.
-        Returns whether it was still pending or running."""
+        Returns whether it was cancelled (see the class)."""
         if super().cancel():
             return True
         op = self._op
-        return bool(op) and not self.done() and bool(native.cancel(op))
+        if not op or self.done() or not native.cancel(op):
+            return False
+        with self._condition:  # running, and Go agreed: as concurrent.futures cancels a pending future
+            if self._state != RUNNING:
+                return self._state in (CANCELLED, CANCELLED_AND_NOTIFIED)
+            self._state = CANCELLED_AND_NOTIFIED
+            self._condition.notify_all()
+        self._invoke_callbacks()
+        return True
 
 
 class _Completer:

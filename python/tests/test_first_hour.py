@@ -76,3 +76,49 @@ def test_a_nested_tensor_is_invalid_argument():
     nt = torch.nested.nested_tensor([torch.zeros(2), torch.zeros(3)])
     with pytest.raises(gotensor.InvalidArgument, match="nested"):
         gotensor.write_tensor("nested", nt)
+
+
+def test_row_reads_and_writes_are_counted_in_stats():
+    with gotensor.open("mem://") as s:
+        s.write_tensor("kv", torch.zeros(16, 64), chunk_rows=1)
+        s.reset_stats()
+        s.write_tensor("kv", torch.ones(1, 64), rows=slice(3, 4))
+        s.read_tensor("kv", rows=slice(0, 8))
+        st = s.stats()
+    assert st["ops"].get("write") == 1 and st["ops"].get("read") == 1, st["ops"]
+    assert "stat" not in st["ops"], st["ops"]
+    assert st["raw_bytes_written"] == 64 * 4 and st["raw_bytes_read"] == 8 * 64 * 4
+    assert st["wire_bytes_in"] > 0 and st["read_seconds"] > 0
+
+
+@pytest.mark.parametrize("url", ["mem://", "file"])
+def test_a_write_that_times_out_stores_nothing(url, tmp_path):
+    import time
+    url = f"file://{tmp_path}/s" if url == "file" else url
+    with gotensor.open(url) as s:
+        s.write_tensor("k", torch.zeros(4))
+        big = torch.randn(16 << 20)  # 64 MiB: zstd takes seconds here
+        begun = time.perf_counter()
+        with pytest.raises(gotensor.Timeout):
+            s.write_tensor("k", big, codec="zstd", timeout=0.001)
+        assert time.perf_counter() - begun < 2  # stopped within a chunk's work, not after the tensor
+        assert torch.equal(s.read_tensor("k"), torch.zeros(4))  # the old value, untouched
+
+
+def test_a_cancelled_running_future_is_cancelled_and_stored_nothing():
+    from concurrent.futures import CancelledError
+    with gotensor.open("mem://") as s:
+        outcomes = set()
+        for i in range(10):
+            fut = s.write_tensor_async(f"k{i}", torch.randn(4 << 20), codec="zstd")
+            if fut.cancel():
+                assert fut.cancelled() and fut.done()
+                with pytest.raises(CancelledError):
+                    fut.result()
+                assert not s.exists(f"k{i}")
+                outcomes.add("cancelled")
+            else:
+                fut.result()
+                assert s.exists(f"k{i}")
+                outcomes.add("stored")
+        assert "cancelled" in outcomes  # a 16 MiB zstd write is still running when cancel() comes

@@ -19,7 +19,7 @@ func Register() {
 }
 
 func errNoUCX() error {
-	return errs.New(errs.Unsupported, "this gotensor was built without UCX: install libucx-dev (UCX >= 1.13) and rebuild (`make install` detects it)")
+	return errs.New(errs.Unsupported, "this gotensor was built without UCX (the wheel leaves it out): build it from source where UCX is installed: apt install libucx-dev (UCX >= 1.13), then pip install --no-binary gotensor gotensor, or make install in a checkout")
 }
 
 // Config chooses UCX transports (nothing to choose in this build).

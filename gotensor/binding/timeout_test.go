@@ -34,6 +34,7 @@ func (blocking) List(ctx context.Context, _ string) ([]string, error) {
 func (blocking) Usage() store.Usage { return store.Usage{} }
 func (blocking) URL() string        { return "blocking://" }
 func (blocking) Close() error       { return nil }
+func (blocking) Caps() store.Caps   { return store.Caps{} }
 
 func blockingHandle() int64 { return stores.add(&openStore{Store: core.Wrap(blocking{})}) }
 

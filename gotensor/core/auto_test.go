@@ -29,6 +29,9 @@ type streamLink struct {
 	readCodeRate float64
 }
 
+// Caps: a link that streams.
+func (f *streamLink) Caps() store.Caps { return store.Caps{Stream: f, Ranges: f} }
+
 func (f *streamLink) PutStream(ctx context.Context, key string) (store.PartSink, error) {
 	return &clockSink{PartSink: store.BufferedStream(ctx, f.mem, key), f: f.fakeLink}, nil
 }

@@ -25,6 +25,7 @@ const Version = "0.1.0"
 // Store writes and reads tensors through a frame store.
 type Store struct {
 	st     store.Store
+	caps   store.Caps  // what st can do beyond Store, asked once
 	frames frame.Alloc // where whole frames are built
 	Limits frame.Limits
 	Frame  frame.Options
@@ -52,22 +53,28 @@ func Open(url string) (*Store, error) {
 // it decodes is frame.DefaultLimits' (GOTENSOR_MAX_TENSOR_BYTES); frames
 // have chunks of whole rows where one fits (see WriteRows).
 func Wrap(st store.Store) *Store {
+	caps := st.Caps()
 	s := &Store{
-		st: st, frames: allocOf(st), Limits: frame.DefaultLimits,
+		st: st, caps: caps, frames: allocOf(caps), Limits: frame.DefaultLimits,
 		Frame: frame.Options{AlignRows: true},
 		stats: newStats(), now: time.Now,
 	}
-	s.auto = auto.New(st.URL(), proberOf(st), auto.Defaults())
+	s.auto = auto.New(st.URL(), proberOf(st, caps), auto.Defaults())
 	return s
 }
 
 // proberOf is st where it is a store across a link, for the chooser to
 // probe; else nil.
-func proberOf(st store.Store) auto.Prober {
-	if p, ok := st.(auto.Prober); ok && store.Streams(st) {
-		return p
+func proberOf(st store.Store, caps store.Caps) auto.Prober {
+	if !caps.Streams() {
+		return nil
 	}
-	return nil
+	return prober{st, caps.Stream}
+}
+
+type prober struct {
+	store.Store
+	store.StreamWriter
 }
 
 // Frames is the underlying frame store.
@@ -100,11 +107,11 @@ func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 	return opt
 }
 
-// allocOf is where whole frames for st are built: memory the store lends,
-// when it recycles frames, else the heap.
-func allocOf(st store.Store) frame.Alloc {
-	if l, ok := st.(store.Lender); ok {
-		return lent{l}
+// allocOf is where whole frames are built: memory the store lends, when
+// it recycles frames, else the heap.
+func allocOf(caps store.Caps) frame.Alloc {
+	if caps.Lender != nil {
+		return lent{caps.Lender}
 	}
 	return frame.Heap
 }
@@ -125,7 +132,7 @@ func (s *Store) put(ctx context.Context, key string, f []byte, coded bool) (time
 	start := s.now()
 	s.auto.Begin()
 	var err error
-	if cl, ok := s.st.(store.CheckedLeaser); ok { // f came from this process's frame writer
+	if cl := s.caps.Checked; cl != nil { // f came from this process's frame writer
 		err = cl.PutChecked(ctx, key, f)
 	} else {
 		err = s.st.Put(ctx, key, f)
@@ -157,7 +164,7 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	var stored int64 // the frame's bytes, once written
 	defer func() { cw.Done(stored, err) }()
 	if streamed {
-		stored, err = s.writeStreamed(ctx, s.st.(store.Streamer), key, meta, raw, cw.Codec, cw.Param, start)
+		stored, err = s.writeStreamed(ctx, key, meta, raw, cw.Codec, cw.Param, start)
 		return err
 	}
 	w, err := frame.NewWriter(meta, cw.Codec, cw.Param, s.options(ctx, meta), s.frames)
@@ -259,8 +266,8 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	defer func() { s.stats.op(OpRead, err) }()
 	start := s.now()
 	read := s.auto.Read()
-	if store.Streams(s.st) {
-		f, err = s.fetchStreamed(ctx, s.st.(store.Streamer), key)
+	if s.caps.Streams() {
+		f, err = s.fetchStreamed(ctx, key)
 	} else {
 		f, err = s.fetchWhole(ctx, key)
 	}
@@ -275,7 +282,7 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 	start := s.now()
 	s.auto.Begin()
-	if l, ok := s.st.(store.Leaser); ok {
+	if l := s.caps.Leaser; l != nil {
 		b, release, err := l.Lease(ctx, key)
 		s.moved(int64(len(b)), start, err)
 		if err != nil {
@@ -295,7 +302,7 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 		return nil, err
 	}
 	f, err := s.fetched(key, b, int64(len(b)))
-	if rc, ok := s.st.(store.RangeRecycler); ok { // the frame is ours alone: its memory serves the next
+	if rc := s.caps.Recycler; rc != nil { // the frame is ours alone: its memory serves the next
 		if err != nil {
 			rc.RecycleRange(b)
 			return nil, err

@@ -67,6 +67,12 @@ type blockingStore struct {
 	block atomic.Bool
 }
 
+func (b *blockingStore) Caps() store.Caps {
+	c := b.partStore.Caps()
+	c.Ranges = b
+	return c
+}
+
 func (b *blockingStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
 	if b.block.Load() && off > 0 {
 		<-ctx.Done()

@@ -67,7 +67,7 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 		}
 		e.mu.Unlock()
 	}()
-	ed, _ := s.st.(store.Editor)
+	ed := s.caps.Editor
 	r, release := (*frame.Reader)(nil), func() {}
 	h := e.head
 	if h != nil && ed == nil && needsFrame(h, start, meta) { // no version to check a reader against: parse again
@@ -108,7 +108,7 @@ func (s *Store) writeRowsOnce(ctx context.Context, key string, start int64, meta
 		var ver uint64
 		ver, done, err = ed.EditChecked(ctx, key, e.ver, editOf(p))
 		e.ver = ver
-	} else if cl, ok := s.st.(store.CheckedLeaser); ok { // the patch is this process's frame code's
+	} else if cl := s.caps.Checked; cl != nil { // the patch is this process's frame code's
 		done, err = cl.SpliceChecked(ctx, key, h.Bytes(), p.Header(h.Bytes()), p.Off, p.N, p.Data)
 	} else {
 		done, err = store.SpliceOn(ctx, s.st, key, h.Bytes(), p.Header(h.Bytes()), p.Off, p.N, p.Data)
@@ -153,20 +153,20 @@ func (s *Store) openAt(ctx context.Context, key string, e *headEntry, ed store.E
 		release = func() {}
 		err     error
 	)
-	if l, ok := s.st.(store.Leaser); ok {
+	if l := s.caps.Leaser; l != nil {
 		var b []byte
 		if b, release, err = l.Lease(ctx, key); err != nil {
 			return nil, nil, err
 		}
 		r, err = e.head.Reader(b)
-	} else if ri, ok := s.st.(rangesInto); ok {
+	} else if ri := s.caps.Files; ri != nil {
 		var f io.ReaderAt
 		var size int64
 		if f, size, release, err = ri.OpenFrame(ctx, key); err != nil {
 			return nil, nil, err
 		}
 		r, err = e.head.OpenReader(readerAtSource{f}, size, StreamPiece)
-	} else if rr, ok := s.st.(store.RangeReader); ok {
+	} else if rr := s.caps.Ranges; rr != nil {
 		size := e.head.FrameSize()
 		r, err = e.head.OpenReader(&rangeSource{s: s, rr: rr, key: key, size: size}, size, StreamPiece)
 	} else {
@@ -228,7 +228,7 @@ func (s *Store) ReadRows(ctx context.Context, key string, start int64, want tens
 		if err == nil {
 			s.stats.rows(false, int64(len(dst)), coveredBytes(h, start, want), s.now().Sub(begun))
 		}
-		if !errs.Is(err, errs.CorruptData) || store.IsNonblocking(s.st) { // memory: the frame read is leased whole, unchanged
+		if !errs.Is(err, errs.CorruptData) || s.caps.Nonblocking { // memory: the frame read is leased whole, unchanged
 			return wrapKey(err, key)
 		}
 		if try > 0 && sameHeader(h, last) { // the frame did not change: its bytes are corrupt
@@ -278,12 +278,12 @@ func sameHeader(a, b *frame.Header) bool {
 // readRowsOnce reads the rows once; h is the header it went by (nil when
 // it parsed none).
 func (s *Store) readRowsOnce(ctx context.Context, key string, start int64, want tensor.Meta, dst []byte) (h *frame.Header, err error) {
-	if ri, ok := s.st.(rangesInto); ok {
+	if ri := s.caps.Files; ri != nil {
 		if h, handled, err := s.readRowsRaw(ctx, ri, key, start, want, dst); handled {
 			return h, err
 		}
 	}
-	if cl, ok := s.st.(store.CheckedLeaser); ok {
+	if cl := s.caps.Checked; cl != nil {
 		return s.readRowsLeased(ctx, cl, key, start, want, dst)
 	}
 	r, release, err := s.openFrame(ctx, key)
@@ -338,8 +338,8 @@ func equalDims(a, b []int64) bool {
 // frame as it is (a directory: edits in place wait until release), that
 // frame, so what the write decodes is one frame's.
 func (s *Store) openForWrite(ctx context.Context, key string) (*frame.Reader, func(), error) {
-	ri, ok := s.st.(rangesInto)
-	if !ok {
+	ri := s.caps.Files
+	if ri == nil {
 		return s.openFrame(ctx, key)
 	}
 	f, size, release, err := ri.OpenFrame(ctx, key)
@@ -374,7 +374,7 @@ func (r readerAtSource) ReadRange(_ context.Context, off, n int64) ([]byte, erro
 // where the store allows: a leased frame in place, or from a store that
 // serves ranges, the header now and chunks as they are wanted.
 func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(), error) {
-	if l, ok := s.st.(store.Leaser); ok {
+	if l := s.caps.Leaser; l != nil {
 		b, release, err := l.Lease(ctx, key)
 		if err != nil {
 			return nil, nil, err
@@ -386,7 +386,7 @@ func (s *Store) openFrame(ctx context.Context, key string) (*frame.Reader, func(
 		}
 		return r, release, nil
 	}
-	if rr, ok := s.st.(store.RangeReader); ok {
+	if rr := s.caps.Ranges; rr != nil {
 		head, size, err := s.st.Head(ctx, key, frame.HeadGuess)
 		if err != nil {
 			return nil, nil, err

@@ -17,11 +17,14 @@ import (
 // a call of its own. Before each of its first changes ranges another
 // writer writes row 40 (an append to a KV cache) between the two.
 type changingStore struct {
-	store.Store // the frames, on mem://; only the Store methods show
+	store.Store // the frames, on mem://
 	writer      *core.Store
 	changes     atomic.Int32
 	wrote       atomic.Int32
 }
+
+// Caps: ranged reads only, as a store across a link serves them.
+func (s *changingStore) Caps() store.Caps { return store.Caps{Ranges: s} }
 
 func (s *changingStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
 	if s.changes.Add(-1) >= 0 {

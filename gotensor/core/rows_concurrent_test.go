@@ -98,6 +98,12 @@ type replacing struct {
 	once  atomic.Bool
 }
 
+func (r *replacing) Caps() store.Caps {
+	c := r.Mem.Caps()
+	c.Editor, c.Checked = r, r
+	return c
+}
+
 func (r *replacing) replace(ctx context.Context, key string) {
 	if r.frame != nil && r.once.CompareAndSwap(false, true) {
 		r.Mem.PutChecked(ctx, key, bytes.Clone(r.frame))

@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"io"
 
 	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/parallel"
@@ -28,14 +27,10 @@ const copyPiece = 4 << 20
 // loaded right away.
 const copyBlock = 512 << 10
 
-type rangesInto interface {
-	OpenFrame(ctx context.Context, key string) (r io.ReaderAt, size int64, release func(), err error)
-}
-
 // readRowsRaw is readRowsOnce for a rangesInto store, in one open of the
 // frame; handled is false (nothing read) where a chunk the rows need is
 // coded. h is the header it went by (nil: none parsed).
-func (s *Store) readRowsRaw(ctx context.Context, ri rangesInto, key string, start int64, want tensor.Meta, dst []byte) (h *frame.Header, handled bool, err error) {
+func (s *Store) readRowsRaw(ctx context.Context, ri store.FileOpener, key string, start int64, want tensor.Meta, dst []byte) (h *frame.Header, handled bool, err error) {
 	f, size, release, err := ri.OpenFrame(ctx, key)
 	if err != nil {
 		return nil, true, err

@@ -27,7 +27,7 @@ func TestFileRowReadOfALongChunkTableIsRaw(t *testing.T) {
 	}
 	want := tensor.Meta{DType: tensor.Float32, Shape: []int64{500, 1024}}
 	dst := make([]byte, 500*4096)
-	_, handled, err := s.readRowsRaw(ctx, s.st.(rangesInto), "k", 50, want, dst)
+	_, handled, err := s.readRowsRaw(ctx, s.caps.Files, "k", 50, want, dst)
 	if !handled || err != nil || !bytes.Equal(dst, raw[50*4096:550*4096]) {
 		t.Fatalf("handled %v, %v", handled, err)
 	}

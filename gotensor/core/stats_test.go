@@ -48,6 +48,9 @@ func (f *fakeLink) cost(n int) time.Duration {
 
 func (f *fakeLink) URL() string { return "tcp://fake:1" }
 
+// Caps: none; every call goes through the link's costs above.
+func (f *fakeLink) Caps() store.Caps { return store.Caps{} }
+
 func (f *fakeLink) Put(ctx context.Context, key string, b []byte) error {
 	f.clock.advance(f.cost(len(b)))
 	return f.Store.Put(ctx, key, b)
@@ -91,7 +94,7 @@ func withChooser(s *Store, now func() time.Time, set func(*auto.Options)) {
 	if set != nil {
 		set(&o)
 	}
-	s.now, s.auto = now, auto.New(s.st.URL(), proberOf(s.st), o)
+	s.now, s.auto = now, auto.New(s.st.URL(), proberOf(s.st, s.st.Caps()), o)
 }
 
 // fixedSpeeds are codec speeds in the proportions of a few-core machine.

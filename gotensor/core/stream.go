@@ -35,20 +35,20 @@ func streamMinFromEnv() int64 {
 
 // streams says whether a tensor of raw bytes moves in pieces to and from s.
 func (s *Store) streams(raw int64) bool {
-	return raw >= StreamMin && store.Streams(s.st)
+	return raw >= StreamMin && s.caps.Streams()
 }
 
 // writeStreamed encodes raw piece by piece, handing each piece's chunks
 // to the store while the next piece is encoded. The time spent waiting on
 // the store (parts queued, the commit) is what the link took beyond
 // coding. It returns the frame's stored bytes.
-func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (stored int64, err error) {
+func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta, raw []byte, c codec.Codec, param uint32, start time.Time) (stored int64, err error) {
 	w, err := frame.NewWriter(meta, c, param, s.options(ctx, meta), nil)
 	if err != nil {
 		return 0, err
 	}
 	defer w.Abort() // after the sink's Commit or Abort (deferred below): the parts it was handed are the writer's scratch
-	sink, err := sw.PutStream(ctx, key)
+	sink, err := s.caps.Stream.PutStream(ctx, key)
 	if err != nil {
 		return 0, err
 	}
@@ -65,7 +65,7 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 		}
 	}()
 	write := w.WriteAt
-	if b, ok := sink.(store.Borrower); ok && b.BorrowsParts() {
+	if sink.BorrowsParts() {
 		write = w.WriteAtBorrowed // raw chunks go out from raw itself, which outlives the sink
 	}
 	cs := w.ChunkSize()
@@ -115,7 +115,8 @@ func (s *Store) writeStreamed(ctx context.Context, sw store.StreamWriter, key st
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched
 // piece by piece as it decodes.
-func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key string) (*Fetched, error) {
+func (s *Store) fetchStreamed(ctx context.Context, key string) (*Fetched, error) {
+	rr := s.caps.Ranges
 	start := s.now()
 	s.auto.Begin()
 	first, size, err := rr.GetRange(ctx, key, 0, StreamPiece)
@@ -131,7 +132,7 @@ func (s *Store) fetchStreamed(ctx context.Context, rr store.RangeReader, key str
 	src.coded = r.Header.Codec != codec.IDNone // from here on, pieces arrive while earlier ones decode
 	s.stats.read(size, 0)
 	f := &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}
-	if rc, ok := rr.(store.RangeRecycler); ok { // the first piece is ours alone: its memory serves the next
+	if rc := s.caps.Recycler; rc != nil { // the first piece is ours alone: its memory serves the next
 		f.release = func() { rc.RecycleRange(first) }
 	}
 	return f, nil
@@ -149,7 +150,7 @@ type rangeSource struct {
 
 // Recycle gives a decoded range's memory back to the store that lent it.
 func (r *rangeSource) Recycle(b []byte) {
-	if rc, ok := r.rr.(store.RangeRecycler); ok {
+	if rc := r.s.caps.Recycler; rc != nil {
 		rc.RecycleRange(b)
 	}
 }

@@ -25,6 +25,13 @@ type partStore struct {
 	replace     func() // runs before the second range of a read
 }
 
+// Caps: a memory store that also streams, as a store across a link does.
+func (p *partStore) Caps() store.Caps {
+	c := p.Mem.Caps()
+	c.Stream, c.Ranges, c.Nonblocking = p, p, false
+	return c
+}
+
 func (p *partStore) PutStream(ctx context.Context, key string) (store.PartSink, error) {
 	return &countingSink{PartSink: store.BufferedStream(ctx, p.Mem, key), p: p}, nil
 }

@@ -88,7 +88,7 @@ func (s *Sharded) Splice(ctx context.Context, key string, old, header []byte, of
 
 // SpliceOn splices through st's own Splice, else by Get and Put.
 func SpliceOn(ctx context.Context, st Store, key string, old, header []byte, off, n int64, data []byte) (bool, error) {
-	if sp, ok := st.(Splicer); ok {
+	if sp := st.Caps().Splicer; sp != nil {
 		return sp.Splice(ctx, key, old, header, off, n, data)
 	}
 	return SpliceByPut(ctx, st, key, old, header, off, n, data)

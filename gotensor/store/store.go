@@ -37,15 +37,8 @@ type Store interface {
 	Usage() Usage
 	URL() string
 	Close() error
-}
-
-// Nonblocking is implemented by stores whose operations never wait on I/O.
-type Nonblocking interface{ Nonblocking() bool }
-
-// IsNonblocking reports whether st promises never to block.
-func IsNonblocking(st Store) bool {
-	nb, ok := st.(Nonblocking)
-	return ok && nb.Nonblocking()
+	// Caps says what else the store can do (see Caps).
+	Caps() Caps
 }
 
 // Usage reports how full a store is; Capacity 0 means unbounded.

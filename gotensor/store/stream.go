@@ -31,31 +31,10 @@ type StreamWriter interface {
 	PutStream(ctx context.Context, key string) (PartSink, error)
 }
 
-// Streamer is a store across a link (a memory node, or several), where
-// moving a large frame in pieces lets the transfer overlap encoding and
-// decoding. Local stores serve ranges too, but gain nothing from pieces.
-type Streamer interface {
-	RangeReader
-	StreamWriter
-}
-
-// Streams reports whether large frames should move through st in pieces:
-// it is a Streamer, and (if it says) its link gains from pieces. A link
-// that moves whole frames one-sided says no.
-func Streams(st Store) bool {
-	if _, ok := st.(Streamer); !ok {
-		return false
-	}
-	if c, ok := st.(interface{ Streams() bool }); ok {
-		return c.Streams()
-	}
-	return true
-}
-
-// Streams is true when every node streams.
+// Streams is true when every node that answered streams.
 func (s *Sharded) Streams() bool {
 	for _, n := range s.nodes {
-		if _, late := n.(*lateNode); !late && !Streams(n) {
+		if _, late := n.(*lateNode); !late && !n.Caps().Streams() {
 			return false
 		}
 	}
@@ -71,12 +50,9 @@ type PartSink interface {
 	WritePart(off int64, part []byte) error
 	Commit(header []byte) error
 	Abort()
-}
-
-// Borrower is a PartSink done with every part once Commit or Abort has
-// returned, so a writer may hand it the caller's own memory (a tensor's
-// raw chunks) rather than copies.
-type Borrower interface {
+	// BorrowsParts says the sink is done with every part once Commit or
+	// Abort has returned, so a writer may hand it the caller's own memory
+	// (a tensor's raw chunks) rather than copies.
 	BorrowsParts() bool
 }
 
@@ -169,7 +145,7 @@ func (b *bufferedSink) WritePart(off int64, part []byte) error { return b.parts.
 func (b *bufferedSink) BorrowsParts() bool { return true }
 
 func (b *bufferedSink) Commit(header []byte) error {
-	l, _ := b.st.(Lender)
+	l := b.st.Caps().Lender
 	f, err := b.parts.FrameIn(header, l)
 	if err != nil {
 		return err
@@ -196,13 +172,14 @@ func ReadRange(ctx context.Context, st Store, key string, off, n int64) ([]byte,
 // release (nil: nothing to release) is called, so its memory is not given
 // up for good to one range read (as a Get's is).
 func LeaseRange(ctx context.Context, st Store, key string, off, n int64) (b []byte, size int64, release func(), err error) {
-	if rr, ok := st.(RangeReader); ok {
-		b, size, err = rr.GetRange(ctx, key, off, n)
+	c := st.Caps()
+	if c.Ranges != nil {
+		b, size, err = c.Ranges.GetRange(ctx, key, off, n)
 		return b, size, nil, err
 	}
 	var f []byte
-	if l, ok := st.(Leaser); ok {
-		f, release, err = l.Lease(ctx, key)
+	if c.Leaser != nil {
+		f, release, err = c.Leaser.Lease(ctx, key)
 	} else {
 		f, err = st.Get(ctx, key)
 	}
@@ -243,7 +220,7 @@ func (s *Sharded) PutStream(ctx context.Context, key string) (PartSink, error) {
 			return nil, err
 		}
 	}
-	if sw, ok := node.(StreamWriter); ok {
+	if sw := node.Caps().Stream; sw != nil {
 		return sw.PutStream(ctx, key)
 	}
 	return BufferedStream(ctx, node, key), nil

@@ -52,10 +52,10 @@ func New(st store.Store, held func() int64) *Node {
 		usage("gotensor_keys", "Keys the node holds.", func(u store.Usage) int64 { return u.Keys }),
 		usage("gotensor_capacity_bytes", "The node's capacity (0: unbounded).", func(u store.Usage) int64 { return u.Capacity }),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if u, ok := st.(interface{ Used() int64 }); ok { // a store that counts more than its frames against its capacity
+	if st.Caps().Used != nil { // a store that counts more than its frames against its capacity
 		n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gotensor_used_bytes",
 			Help: "Bytes counted against the capacity: the frames' and, per key, its length and a fixed overhead."},
-			func() float64 { return float64(u.Used()) }))
+			func() float64 { return float64(store.UsedOf(st)) }))
 	}
 	if held != nil {
 		n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gotensor_receiving_bytes",

@@ -98,7 +98,8 @@ type Client struct {
 
 var _ interface {
 	store.Store
-	store.Streamer
+	store.RangeReader
+	store.StreamWriter
 	store.Splicer
 	store.Lender
 	store.RangeRecycler

@@ -22,12 +22,15 @@ const PartsInFlight = 4
 // abortTimeout bounds the best-effort abort of a failed streamed write.
 const abortTimeout = 5 * time.Second
 
-// Streams is false on a link that moves large frames whole and one-sided.
-func (c *Client) Streams() bool {
-	if l, ok := c.link.(OneSided); ok {
-		return !l.OneSided()
+// Caps of a client: ranged reads into recycled memory, splices, and
+// frames lent from what it recycles; large frames stream in parts, except
+// over a link that moves them whole and one-sided.
+func (c *Client) Caps() store.Caps {
+	caps := store.Caps{Lender: c, Ranges: c, Recycler: c, Splicer: c}
+	if l, ok := c.link.(OneSided); !ok || !l.OneSided() {
+		caps.Stream = c
 	}
-	return true
+	return caps
 }
 
 // ranges is the memory ranges of frames are received into, given back by

@@ -41,23 +41,13 @@ const PartsPooled = 256 << 20
 
 // NewBudget is the budget of a node serving st (capacity 0: unbounded).
 func NewBudget(capacity int64, st store.Store) *Budget {
-	lender, _ := st.(store.Lender)
-	return &Budget{capacity: capacity, lender: lender, parts: pool.NewBytes(PartsPooled, 64), stored: usedOf(st), size: func(key string) int64 {
+	return &Budget{capacity: capacity, lender: st.Caps().Lender, parts: pool.NewBytes(PartsPooled, 64), stored: func() int64 { return store.UsedOf(st) }, size: func(key string) int64 {
 		_, n, err := st.Head(context.Background(), key, 0)
 		if err != nil {
 			return 0
 		}
 		return n
 	}}
-}
-
-// usedOf is what counts against st's capacity: a store that charges more
-// than its frames' bytes (a Mem store counts its keys) says how much.
-func usedOf(st store.Store) func() int64 {
-	if u, ok := st.(interface{ Used() int64 }); ok {
-		return u.Used
-	}
-	return func() int64 { return st.Usage().Bytes }
 }
 
 // Reserve holds n bytes; release gives them back (once).

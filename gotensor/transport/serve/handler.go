@@ -92,7 +92,7 @@ func Handle(ctx context.Context, st store.Store, m *wire.Message) (resp *wire.Me
 // frame stays the store's, which may reuse its memory once release is
 // called), else st's copy (release does nothing). Call release once, after.
 func Frame(ctx context.Context, st store.Store, key string) (b []byte, release func(), err error) {
-	if l, ok := st.(store.Leaser); ok {
+	if l := st.Caps().Leaser; l != nil {
 		return l.Lease(ctx, key)
 	}
 	b, err = st.Get(ctx, key)

@@ -17,7 +17,12 @@ type lending struct {
 }
 
 func (l *lending) LendFrame(n int) []byte { l.lent.Add(1); return make([]byte, n) }
-func (l *lending) ReturnFrame([]byte)     { l.returned.Add(1) }
+func (l *lending) Caps() store.Caps {
+	c := l.Mem.Caps()
+	c.Lender, c.Leaser = l, l
+	return c
+}
+func (l *lending) ReturnFrame([]byte) { l.returned.Add(1) }
 func (l *lending) Lease(ctx context.Context, key string) ([]byte, func(), error) {
 	b, err := l.Mem.Get(ctx, key)
 	if err != nil {

@@ -165,7 +165,7 @@ type panicStore struct {
 	inline bool
 }
 
-func (p panicStore) Nonblocking() bool { return p.inline }
+func (p panicStore) Caps() store.Caps { return store.Caps{Nonblocking: p.inline} }
 
 func (panicStore) Put(context.Context, string, []byte) error { panic("store bug") }
 

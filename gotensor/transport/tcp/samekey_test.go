@@ -11,7 +11,7 @@ import (
 )
 
 // streamFrame streams frame f to key through st in parts of its chunks.
-func streamFrame(st store.Streamer, key string, f []byte) error {
+func streamFrame(st store.StreamWriter, key string, f []byte) error {
 	h, err := frame.ParseHeader(f, frame.DefaultLimits)
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func TestConcurrentStreamedWritesOfOneKey(t *testing.T) {
 
 // checkConcurrentStreams streams 10 frames of 4 parts from each of two
 // goroutines to key k through st, then checks what get finds there.
-func checkConcurrentStreams(t *testing.T, st store.Streamer, get func() ([]byte, error)) {
+func checkConcurrentStreams(t *testing.T, st store.StreamWriter, get func() ([]byte, error)) {
 	t.Helper()
 	meta := tensor.Meta{DType: tensor.Uint8, Shape: []int64{4 << 20}}
 	var frames [2][]byte

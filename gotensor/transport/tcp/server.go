@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
-	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/transport/serve"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
@@ -127,7 +126,7 @@ func (s *Server) serveConn(c net.Conn) {
 	w := wire.NewWriter(c)
 	var wmu sync.Mutex
 	sem := make(chan struct{}, s.cfg.MaxInflight)
-	inline := store.IsNonblocking(s.cfg.Store)
+	inline := s.cfg.Store.Caps().Nonblocking
 	send := func(resp *wire.Message) error {
 		wmu.Lock()
 		defer wmu.Unlock()

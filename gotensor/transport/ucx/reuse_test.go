@@ -22,6 +22,11 @@ type lendCounter struct {
 }
 
 func (l *lendCounter) LendFrame(n int) []byte { l.lent.Add(1); return l.Mem.LendFrame(n) }
+func (l *lendCounter) Caps() store.Caps {
+	c := l.Mem.Caps()
+	c.Lender, c.Leaser = l, l
+	return c
+}
 func (l *lendCounter) Lease(c context.Context, key string) ([]byte, func(), error) {
 	l.leases.Add(1)
 	return l.Mem.Lease(c, key)

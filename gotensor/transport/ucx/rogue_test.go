@@ -22,10 +22,13 @@ import (
 // stallingStore holds every has until the test ends, so that the test
 // answers it in the node's place; entered gets a value for each.
 type stallingStore struct {
-	store.Store // only the Store methods show: the node serves it off its worker thread
-	entered     chan struct{}
-	release     chan struct{}
+	store.Store
+	entered chan struct{}
+	release chan struct{}
 }
+
+// Caps: none, so the node serves it off its worker thread.
+func (s *stallingStore) Caps() store.Caps { return store.Caps{} }
 
 func (s *stallingStore) Has(ctx context.Context, key string) (bool, error) {
 	s.entered <- struct{}{}
@@ -168,7 +171,7 @@ func TestUCXConcurrentStreamedWritesOfOneKey(t *testing.T) {
 }
 
 // streamFrame streams frame f to key through st in parts of its chunks.
-func streamFrame(st store.Streamer, key string, f []byte) error {
+func streamFrame(st store.StreamWriter, key string, f []byte) error {
 	h, err := frame.ParseHeader(f, frame.DefaultLimits)
 	if err != nil {
 		return err

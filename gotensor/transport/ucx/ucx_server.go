@@ -19,7 +19,6 @@ import (
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
-	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/transport/serve"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
@@ -95,7 +94,7 @@ func Listen(addr string, cfg serve.Config, u Config) (*Server, error) {
 			os.Setenv(k, "y")
 		}
 	}
-	s := &Server{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}, inline: store.IsNonblocking(cfg.Store)}
+	s := &Server{cfg: cfg, u: u, peers: map[C.ucp_ep_h]*ucxPeer{}, inline: cfg.Store.Caps().Nonblocking}
 	w, err := startUCXWorker(u, s, func(w *ucxWorker) error {
 		cip := C.CString(ip)
 		defer C.free(unsafe.Pointer(cip))

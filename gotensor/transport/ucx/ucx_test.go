@@ -244,6 +244,8 @@ func TestUCXHostileMessageClosesOnlyItsEndpoint(t *testing.T) {
 // blockingStore never answers Get: the client's timeout must fire.
 type blockingStore struct{ store.Store }
 
+func (blockingStore) Caps() store.Caps { return store.Caps{} }
+
 func (blockingStore) Get(c context.Context, key string) ([]byte, error) {
 	time.Sleep(2 * time.Second)
 	return nil, errs.New(errs.KeyNotFound, "late")
@@ -293,6 +295,8 @@ type headCounter struct {
 	heads atomic.Int64
 }
 
+func (h *headCounter) Caps() store.Caps { return store.Caps{} }
+
 func (h *headCounter) Head(c context.Context, key string, n int) ([]byte, int64, error) {
 	h.heads.Add(1)
 	return h.Store.Head(c, key, n)
@@ -308,7 +312,7 @@ func TestUCXOneSidedSizing(t *testing.T) {
 	}
 	defer s.Close()
 	c := dialUCX(t, s.Addr(), "sm,tcp", "?rma=64KiB")
-	if store.Streams(c) {
+	if c.Caps().Streams() {
 		t.Fatal("a one-sided link asks for streamed frames")
 	}
 	small, big := bytes.Repeat([]byte{1}, 100<<10), bytes.Repeat([]byte{2}, 300<<10)

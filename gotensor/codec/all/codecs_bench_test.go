@@ -1,14 +1,15 @@
 package all_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/gotensor/gotensor/gotensor/codec"
 	_ "github.com/gotensor/gotensor/gotensor/codec/all"
+	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/internal/testweights"
 	"github.com/gotensor/gotensor/gotensor/parallel"
 	"github.com/gotensor/gotensor/gotensor/tensor"
@@ -16,9 +17,10 @@ import (
 
 // BenchmarkCodecReal codes the real weight sets (testweights.Sets:
 // stories260K, and those GOTENSOR_WEIGHTS names) with each codec, whole
-// tensors on one core, in MB per second of the benchmark thread's CPU
-// time (steadier than wall time on a shared machine: each sub-benchmark
-// locks its goroutine to its thread). GOTENSOR_CODECS (comma separated)
+// tensors on one core as frames code them (frame.Encode and Decode,
+// default chunks, checksums included), in MB per second of the benchmark
+// thread's CPU time (steadier than wall time on a shared machine: each
+// sub-benchmark locks its goroutine to its thread). GOTENSOR_CODECS (comma separated)
 // narrows the codecs. The codec packages' READMEs measure their kernels
 // with it: this build against -tags noasm (benchstat).
 func BenchmarkCodecReal(b *testing.B) {
@@ -34,12 +36,8 @@ func BenchmarkCodecReal(b *testing.B) {
 		for _, d := range []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32} {
 			src := testweights.As(w, d)
 			for _, spec := range specs {
-				c, param, err := codec.Parse(spec)
-				if err != nil {
-					b.Fatal(err)
-				}
-				in := codec.Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}, Param: param}
-				enc, aux, err := c.Encode(nil, src, in)
+				meta := tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}
+				enc, err := frame.Encode(meta, src, spec, frame.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -48,10 +46,11 @@ func BenchmarkCodecReal(b *testing.B) {
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 					b.SetBytes(int64(len(src)))
-					buf := make([]byte, 0, codec.EncodeRoom(c, len(src), in))
 					cpu := testweights.ThreadCPU()
 					for b.Loop() {
-						buf, _, _ = c.Encode(buf, src, in)
+						if _, err := frame.Encode(meta, src, spec, frame.Options{}); err != nil {
+							b.Fatal(err)
+						}
 					}
 					testweights.ReportCPU(b, cpu, len(src))
 					b.ReportMetric(float64(len(src))/float64(len(enc)), "ratio")
@@ -63,7 +62,7 @@ func BenchmarkCodecReal(b *testing.B) {
 					b.SetBytes(int64(len(src)))
 					cpu := testweights.ThreadCPU()
 					for b.Loop() {
-						if err := c.Decode(dst, enc, in, aux); err != nil {
+						if _, err := frame.Decode(context.Background(), enc, dst, frame.DefaultLimits); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -2,7 +2,11 @@
 
 package deflate
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 var haveBMI2 = cpu.X86.HasBMI2
 
@@ -57,4 +61,8 @@ func pack2Fast(t *packCodes, pa, pb, bufA, bufB []byte, sa, sb *packState) {
 		return
 	}
 	pack2Go(t, pa, pb, bufA, bufB, sa, sb)
+}
+
+func init() {
+	kernels.Register("deflate.bmi2", &haveBMI2)
 }

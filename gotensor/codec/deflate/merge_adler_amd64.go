@@ -3,6 +3,7 @@
 package deflate
 
 import (
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
 	"golang.org/x/sys/cpu"
 
 	"github.com/gotensor/gotensor/gotensor/internal/adler32"
@@ -27,4 +28,8 @@ func mergeAdlerKernel(dst, hi, lo []byte, v *[2]adler32.Lanes) bool {
 	_, _ = dst[2*len(hi)-1], lo[len(hi)-1]
 	mergeAdler2AVX2(&dst[0], &hi[0], &lo[0], len(hi), v)
 	return true
+}
+
+func init() {
+	kernels.Register("deflate.merge-adler-avx2", &haveAVX2)
 }

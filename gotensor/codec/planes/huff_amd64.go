@@ -2,7 +2,11 @@
 
 package planes
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 // huffFast reports whether this machine has the double-symbol decoder's
 // assembly (BMI2's shifts, BMI1's TZCNT): planes decodes 4-stream huff0
@@ -49,3 +53,7 @@ func huffRounds8(h *huff8, ta, tb *[1 << huffLogMax]uint16, src, dst []byte, k i
 
 //go:noescape
 func huffRounds8BMI2(h *huff8, ta, tb *[1 << huffLogMax]uint16, src, dst *byte, k int)
+
+func init() {
+	kernels.Register("planes.bmi2", &huffFast)
+}

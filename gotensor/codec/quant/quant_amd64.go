@@ -2,7 +2,11 @@
 
 package quant
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 // haveSSSE3: the SSE kernels run (SSE2 on every amd64, plus SSSE3's
 // PSHUFB); tests turn them off.
@@ -223,4 +227,8 @@ func f32ToF16Fast(dst []byte, src []float32) int {
 		return f32ToF16AVX(&dst[0], &src[0], m)
 	}
 	return f32ToF16SSE(&dst[0], &src[0], m)
+}
+
+func init() {
+	kernels.Register("quant.ssse3", &haveSSSE3)
 }

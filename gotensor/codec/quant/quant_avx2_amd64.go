@@ -2,7 +2,11 @@
 
 package quant
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 // The AVX2 kernels (quant_avx2_amd64.s) take over from the SSE ones where
 // the CPU has AVX2, and the half conversions use F16C where it has that
@@ -124,3 +128,8 @@ func minMaxColsAVX(mn, mx, sum, x *float32, n int)
 
 //go:noescape
 func quantizeColsAVX(out *byte, even, odd, mn, sc *float32, n int, levels float32)
+
+func init() {
+	kernels.Register("quant.avx2", &haveAVX2)
+	kernels.Register("quant.f16c", &haveF16C)
+}

@@ -2,7 +2,11 @@
 
 package adler32
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 // asm: whole blocks go to blocksAVX2 (tests turn it off to run the Go
 // twin alone).
@@ -13,3 +17,7 @@ var asm = cpu.X86.HasAVX2
 //
 //go:noescape
 func blocksAVX2(p []byte, v *Lanes)
+
+func init() {
+	kernels.Register("adler32.avx2", &asm)
+}

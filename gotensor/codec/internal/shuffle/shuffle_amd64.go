@@ -2,7 +2,11 @@
 
 package shuffle
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
+)
 
 // The kernels run where the CPU has them; tests turn them off.
 var (
@@ -89,4 +93,9 @@ func mergeFast4(dst []byte, p [][]byte, n int) int {
 	_, _, _, _, _ = p[0][m-1], p[1][m-1], p[2][m-1], p[3][m-1], dst[4*m-1]
 	merge4SSSE3(&dst[0], &p[0][0], &p[1][0], &p[2][0], &p[3][0], m)
 	return m
+}
+
+func init() {
+	kernels.Register("shuffle.ssse3", &haveSSSE3)
+	kernels.Register("shuffle.avx2", &haveAVX2)
 }

@@ -87,7 +87,7 @@ fuzz:               ## run every Go fuzz target from its seed corpus
 FUZZ_LONG ?= 10m
 # fuzz-long also runs the differential targets (assembly or fast path against
 # its plain twin) that `make test` runs on their seed corpus only
-FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS) gotensor/codec/planes:FuzzDecodeTwo gotensor/codec/planes:FuzzHuffX2 \
+FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS) gotensor/codec/planes:FuzzHuffX2 \
 	gotensor/codec/deflate:FuzzInflateLiterals gotensor/codec/deflate:FuzzInflateLiterals2 gotensor/codec/deflate:FuzzLiteralWriter \
 	gotensor/internal/adler32:FuzzAdler32
 fuzz-long:          ## every fuzz target for FUZZ_LONG (10m) each; the corpus it grows goes into testdata; RESULTS.md

@@ -91,7 +91,7 @@ func BenchmarkTopPlaneDecode(b *testing.B) {
 			}
 			b.Run(set+"/"+d.String(), func(b *testing.B) {
 				var hs huff0.Scratch
-				var x2a, x2b huffX2
+				var x2a huffX2
 				dst := make([]byte, 1<<20)
 				b.SetBytes(int64(total))
 				runtime.LockOSThread()
@@ -99,7 +99,7 @@ func BenchmarkTopPlaneDecode(b *testing.B) {
 				cpu := testweights.ThreadCPU()
 				for b.Loop() {
 					for i, e := range encs {
-						if _, err := decodePlane(dst[:plen[i]], e, &hs, &x2a, &x2b); err != nil {
+						if _, err := decodePlane(dst[:plen[i]], e, &hs, &x2a); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -36,11 +36,12 @@ type huffX2 struct {
 
 // huffMinPairs is the share of a table's entries (of 2048) that must give
 // two symbols for planes to decode a block with huffX2 rather than huff0:
-// on stories260K huffX2 decodes bfloat16's exponent plane (98% pairs)
-// 1.11x as fast as huff0's assembly, float16's (58-67%) 0.92x
-// (BenchmarkPlanesDecodeX2, before decodeTwo, which now decodes
-// float16's two blocks at a time).
-const huffMinPairs = 2048 * 8 / 10
+// with its four streams' lookups interleaved in registers huffX2 decodes
+// the top plane of float16 weights (58-99% pairs on the three weight
+// sets of bench-codecs) at 1.5x the speed of the eight-stream
+// single-symbol loop planes had for it (BenchmarkTopPlaneDecode), and
+// bfloat16's and float32's (98-100%) at 1.2x huff0's decoder.
+const huffMinPairs = 2048 * 5 / 10
 
 // readTable reads a huff0 table header (as huff0.ReadTable does, with its
 // checks) into t.single and, where its codes are short enough that at

@@ -40,20 +40,6 @@ var huffRounds1 = func(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte,
 //go:noescape
 func huffRounds1BMI2(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst *byte, k int)
 
-// huffRounds8 runs k of decodeTwo's rounds (the caller has checked that
-// src and dst hold all they read and write): in assembly where the
-// machine has BMI2, else in Go.
-func huffRounds8(h *huff8, ta, tb *[1 << huffLogMax]uint16, src, dst []byte, k int) {
-	if !huffFast {
-		huffRounds8Go(h, ta, tb, src, dst, k)
-		return
-	}
-	huffRounds8BMI2(h, ta, tb, &src[0], &dst[0], k)
-}
-
-//go:noescape
-func huffRounds8BMI2(h *huff8, ta, tb *[1 << huffLogMax]uint16, src, dst *byte, k int)
-
 func init() {
 	kernels.Register("planes.bmi2", &huffFast)
 }

@@ -14,7 +14,3 @@ var (
 func huffRounds2(a, b *huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte, k int) {
 	huffRounds2Go(a, b, vals, lens, blk, k)
 }
-
-func huffRounds8(h *huff8, ta, tb *[1 << huffLogMax]uint16, src, dst []byte, k int) {
-	huffRounds8Go(h, ta, tb, src, dst, k)
-}

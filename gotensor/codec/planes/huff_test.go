@@ -263,7 +263,7 @@ func BenchmarkHuffX2Real(b *testing.B) {
 
 // Planes' decoding of real float16 and bfloat16 weights (stories260K as one
 // chunk, one core) with 4X blocks through huff0's decoder and through
-// planes' own (x2: the double-symbol decoder or decodeTwo, as the table
+// planes' own (x2: the double-symbol decoder where the table
 // suits), taking turns within each iteration so that both see the same
 // load on a shared machine: each one's MB/s of thread CPU time, and x2's
 // speed over huff0's.

@@ -22,8 +22,8 @@ import (
 // 64 KiB blocks, other planes raw unless a sample says they compress by 3% or more
 // (planes_sample.go). Where the machine has BMI2, planes writes its 4X
 // blocks itself (huffenc.go) and decodes them with the
-// double-symbol decoder (huff.go) or two blocks at a time
-// (huff8.go); huff0 reads and writes the same blocks elsewhere.
+// double-symbol decoder (huff.go) where a block's table gives two symbols
+// often enough; huff0 reads and writes the same blocks elsewhere.
 //
 // Chunk layout: the element width k (one byte); k mode bytes, one per
 // plane, most significant first (0: raw, 1: blocks); the raw planes, whole
@@ -55,7 +55,7 @@ func (planes) Name() string { return "planes" }
 
 // SpreadBytes: planes codes at about 1 GB/s a core, so a half-megabyte
 // tensor is worth two workers; chunks of 256 KiB and more keep a 2-byte
-// element's top plane in two whole 64 KiB blocks (decodeTwo's pairs).
+// element's top plane in two whole 64 KiB blocks.
 func (planes) SpreadBytes(codec.Info) int64 { return SpreadBytes }
 
 // SpreadBytes is the least tensor planes codes on several workers (and
@@ -69,7 +69,6 @@ type planeScratch struct {
 	huff  huff0.Scratch
 	enc   huffEnc
 	x2    huffX2 // the double-symbol decoder's table
-	x2b   huffX2 // the next block's, for decodeTwo
 	hist  [256]uint32
 	plane [8][]byte
 }
@@ -219,7 +218,7 @@ func (planes) Decode(dst, src []byte, in codec.Info, _ uint32) error {
 	var err error
 	for j, m := range modes {
 		if m == planeBlocks {
-			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2, &ps.x2b); err != nil {
+			if rest, err = decodePlane(pl[j], rest, &ps.huff, &ps.x2); err != nil {
 				return err
 			}
 		}
@@ -231,31 +230,13 @@ func (planes) Decode(dst, src []byte, in codec.Info, _ uint32) error {
 	return nil
 }
 
-func decodePlane(p, src []byte, hs *huff0.Scratch, x2, x2b *huffX2) ([]byte, error) {
+func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 	useX2 := huffFast // until a block's table says huff0 (a plane's blocks are alike)
 	for off := 0; off < len(p); off += planeBlock {
 		blk := p[off:min(off+planeBlock, len(p))]
 		mode, payload, after, err := readBlock(src)
 		if err != nil {
 			return nil, err
-		}
-		if mode == modeHuff0 && huffFast && off+2*planeBlock <= len(p) {
-			// two full 4X blocks: eight streams at once
-			if next, payB, afterB, err := readBlock(after); err == nil && next == modeHuff0 {
-				done, err := decodeTwo(p[off:off+2*planeBlock], src, payload, payB, x2, x2b)
-				if err != nil {
-					return nil, err
-				}
-				switch done {
-				case 2:
-					src = afterB
-					off += planeBlock
-					continue
-				case 1:
-					src = after
-					continue
-				}
-			}
 		}
 		src = after
 		switch mode {

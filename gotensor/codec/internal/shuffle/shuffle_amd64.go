@@ -85,7 +85,20 @@ func splitFast4(p [][]byte, src []byte, n int) int {
 	return m
 }
 
+//go:noescape
+func merge4AVX2(dst, p0, p1, p2, p3 *byte, n int)
+
 func mergeFast4(dst []byte, p [][]byte, n int) int {
+	if m := n &^ 31; haveAVX2 && m > 0 {
+		_, _, _, _, _ = p[0][m-1], p[1][m-1], p[2][m-1], p[3][m-1], dst[4*m-1]
+		merge4AVX2(&dst[0], &p[0][0], &p[1][0], &p[2][0], &p[3][0], m)
+		q := [][]byte{p[0][m:], p[1][m:], p[2][m:], p[3][m:]}
+		return m + mergeFast4SSSE3(dst[4*m:], q, n-m)
+	}
+	return mergeFast4SSSE3(dst, p, n)
+}
+
+func mergeFast4SSSE3(dst []byte, p [][]byte, n int) int {
 	m := n &^ 3
 	if !haveSSSE3 || m == 0 {
 		return 0

@@ -22,9 +22,9 @@ const (
 // whatever the block's table log (shorter tables repeat each entry), so
 // that the second of two symbols may use the bits a short table log
 // leaves: single[i] is the first symbol's bits | the symbol<<8 (huff0's
-// layout, for the single-symbol decoders); double[i] is the symbols (the
-// first in bits 0-7, to be stored as they are) | the bits used<<16 |
-// their count (1 or 2)<<24.
+// layout, for the single-symbol decoders); double[i] is the
+// bits used | the symbols<<8 (the first in bits 8-15) | their count (1
+// or 2)<<24.
 type huffX2 struct {
 	log     uint8
 	weights [huffMaxSyms + 1]byte
@@ -149,7 +149,7 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 			s2 := t.single[j<<l]
 			l2 := uint32(s2 & 0xff)
 			fits := uint32(int32(l+l2-huffLogMax-1) >> 31) // all ones where it fits
-			sec[j] = fits & (uint32(s2>>8)<<8 | l2<<16 | 1<<24)
+			sec[j] = fits & (l2 | uint32(s2>>8)<<16 | 1<<24)
 		}
 	}
 	for i := 0; i < len(t.double); {
@@ -158,7 +158,7 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 		if l == 0 || l > huffLogMax { // the weights' checks leave no such entry
 			return nil, false, corrupt("planes: huffman table with a code of %d bits", l)
 		}
-		base := uint32(s1>>8) | l<<16 | 1<<24
+		base := l | uint32(s1>>8)<<8 | 1<<24
 		sec := t.second[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
 		for j, d := range sec {
 			t.double[i+j] = base + d
@@ -252,9 +252,9 @@ func (t *huffX2) decode4X(dst, src []byte) error {
 			idx := (s.c << s.used) >> (64 - huffLogMax)
 			if s.end-s.op >= 2 {
 				e := t.double[idx&(1<<huffLogMax-1)]
-				binary.LittleEndian.PutUint16(dst[s.op:], uint16(e))
+				binary.LittleEndian.PutUint16(dst[s.op:], uint16(e>>8))
 				s.op += int(e >> 24)
-				s.used += uint(e >> 16 & 0xff)
+				s.used += uint(e & 0xff)
 			} else {
 				e := t.single[idx&(1<<huffLogMax-1)]
 				dst[s.op] = byte(e >> 8)
@@ -337,9 +337,9 @@ func (h *huffHot) round(tb *[1 << huffLogMax]uint32, src, dst []byte) {
 	h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
 	for range 5 {
 		e := tb[h.v>>(64-huffLogMax)]
-		binary.LittleEndian.PutUint16(dst[h.op:], uint16(e))
+		binary.LittleEndian.PutUint16(dst[h.op:], uint16(e>>8))
 		h.op += int(e >> 24)
-		h.v <<= e >> 16 & 63
+		h.v <<= e & 63
 	}
 	h.used = uint(bits.TrailingZeros64(h.v))
 }

@@ -6,9 +6,8 @@
 // (planes_huff.go: huffRounds4Go is the Go twin this must match). Each
 // stream's huffHot{v, used, off, op}, 32 bytes apiece, lives in memory
 // between its turns; the four streams' chains of lookups are independent,
-// for the CPU to overlap. A table entry is symbols | bits<<16 | count<<24:
-// its low half is stored as it is, and rotated by 16 its low 6 bits are
-// the shift (RORX). The window's lowest bit is set on reload
+// for the CPU to overlap. A table entry is bits | symbols<<8 | count<<24:
+// its low 6 bits are the shift. The window's lowest bit is set on reload
 // (huffHot says why no lookup reaches it): its trailing zeros after the
 // lookups are the bits used.
 
@@ -16,9 +15,10 @@
 #define LOOKUP \
 	SHRXQ R14, BX, AX \
 	MOVL  (SI)(AX*4), AX \
-	MOVW  AX, (R9)(R13*1) \
-	RORXL $16, AX, DX \
-	SHLXQ DX, BX, BX \
+	SHLXQ AX, BX, BX \
+	MOVL  AX, DX \
+	SHRL  $8, DX \
+	MOVW  DX, (R9)(R13*1) \
 	SHRL  $24, AX \
 	ADDQ  AX, R13
 
@@ -53,9 +53,10 @@
 #define LOOKUP4(v, op) \
 	SHRXQ R14, v, AX \
 	MOVL  (SI)(AX*4), AX \
-	MOVW  AX, (op) \
-	RORXL $16, AX, DX \
-	SHLXQ DX, v, v \
+	SHLXQ AX, v, v \
+	MOVL  AX, DX \
+	SHRL  $8, DX \
+	MOVW  DX, (op) \
 	SHRL  $24, AX \
 	ADDQ  AX, op
 

@@ -49,16 +49,17 @@
 // in R8-R11, output pointers in R12, R13, DI, BX; their read pointers
 // (src + off) live on the stack, used only at reloads.
 
-// LOOKUP4(v, op): one double-symbol lookup of window v, written at op.
+// LOOKUP4(v, op): one double-symbol lookup of window v, written at op:
+// the entry's low byte (the shift) feeds the next lookup straight away,
+// its symbols are loaded again from the table apart.
 #define LOOKUP4(v, op) \
-	SHRXQ R14, v, AX \
-	MOVL  (SI)(AX*4), AX \
-	SHLXQ AX, v, v \
-	MOVL  AX, DX \
-	SHRL  $8, DX \
-	MOVW  DX, (op) \
-	SHRL  $24, AX \
-	ADDQ  AX, op
+	SHRXQ   R14, v, AX \
+	MOVL    (SI)(AX*4), DX \
+	SHLXQ   DX, v, v \
+	MOVWLZX 1(SI)(AX*4), CX \
+	MOVW    CX, (op) \
+	SHRL    $24, DX \
+	ADDQ    DX, op
 
 // RELOAD4(v, slot): drop the whole bytes used (v's trailing zeros), load
 // the 8 bytes below the new read pointer, set the sentinel.

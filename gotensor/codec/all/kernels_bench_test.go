@@ -15,23 +15,27 @@ import (
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
-// kernelsOf are the kernel groups (internal/kernels) each codec runs.
-var kernelsOf = map[string][]string{
-	"planes":                    {"shuffle.ssse3", "shuffle.avx2", "planes.bmi2"},
-	"shuffle-deflate":           {"shuffle.ssse3", "shuffle.avx2", "adler32.avx2", "deflate.merge-adler-avx2", "deflate.bmi2"},
-	"shuffle-deflate:streams=1": {"shuffle.ssse3", "shuffle.avx2", "adler32.avx2", "deflate.bmi2"},
+// offOf are the ways each codec is measured with kernels off: each group
+// alone, and where a group stands in for another when that one is off (the
+// SSSE3 and SSE kernels for AVX2's), both off, so that each is held to
+// what runs without it.
+var offOf = map[string][]string{
+	"planes":                    {"planes.bmi2", "shuffle.avx2", "shuffle.avx2,shuffle.ssse3"},
+	"shuffle-deflate":           {"deflate.bmi2", "deflate.literals", "deflate.merge-adler-avx2", "adler32.avx2", "shuffle.avx2", "shuffle.avx2,shuffle.ssse3"},
+	"shuffle-deflate:streams=1": {"deflate.bmi2", "deflate.literals", "adler32.avx2", "shuffle.avx2", "shuffle.avx2,shuffle.ssse3"},
 	"deflate":                   {"adler32.avx2"},
-	"shuffle-zstd":              {"shuffle.ssse3", "shuffle.avx2"},
-	"q4":                        {"quant.ssse3", "quant.avx2", "quant.f16c"},
-	"q8":                        {"quant.ssse3", "quant.avx2", "quant.f16c"},
+	"shuffle-zstd":              {"shuffle.avx2", "shuffle.avx2,shuffle.ssse3"},
+	"q4":                        {"quant.f16c", "quant.avx2,quant.f16c", "quant.avx2,quant.f16c,quant.ssse3"},
+	"q8":                        {"quant.f16c", "quant.avx2,quant.f16c", "quant.avx2,quant.f16c,quant.ssse3"},
 }
 
 // BenchmarkKernels is BenchmarkCodecReal with every kernel on
-// (kernels=all) and with each kernel group a codec runs turned off alone
-// (kernels=-NAME), one after another (-count repeats the round, so that a
-// shared machine's drift falls on all alike): the end-to-end measurement
-// each kernel is held to (the codec packages' READMEs). GOTENSOR_CODECS
-// narrows the codecs; compare with benchstat -col /kernels.
+// (kernels=all) and with kernel groups off (kernels=-NAME,-NAME: offOf),
+// one after another: the end-to-end measurement each kernel is held to
+// (the codec packages' READMEs). Run the binary several times with
+// -count 1 (each pass a round of every way, so that a shared machine's
+// drift falls on all alike) and compare with benchstat -col /kernels.
+// GOTENSOR_CODECS narrows the codecs.
 func BenchmarkKernels(b *testing.B) {
 	names, sets := testweights.Sets(b)
 	parallel.SetWorkers(1)
@@ -51,10 +55,14 @@ func BenchmarkKernels(b *testing.B) {
 			meta := tensor.Meta{DType: d, Shape: []int64{int64(len(w))}}
 			for _, spec := range specs {
 				variants := []string{"all"}
-				for _, k := range kernelsOf[spec] {
-					if have[k] {
-						variants = append(variants, "-"+k)
+			ways:
+				for _, off := range offOf[spec] {
+					for _, k := range strings.Split(off, ",") {
+						if !have[k] {
+							continue ways
+						}
 					}
+					variants = append(variants, "-"+strings.ReplaceAll(off, ",", ",-"))
 				}
 				enc, err := frame.Encode(meta, src, spec, frame.Options{})
 				if err != nil {
@@ -77,11 +85,11 @@ func BenchmarkKernels(b *testing.B) {
 							runtime.LockOSThread()
 							defer runtime.UnlockOSThread()
 							b.SetBytes(int64(len(src)))
-							restore := func() {}
 							if v != "all" {
-								restore = kernels.Set(v[1:], false)
+								for _, k := range strings.Split(v, ",") {
+									defer kernels.Set(k[1:], false)()
+								}
 							}
-							defer restore()
 							run() // warm
 							cpu := testweights.ThreadCPU()
 							for b.Loop() {

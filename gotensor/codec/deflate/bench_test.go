@@ -3,7 +3,6 @@ package deflate
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/adler32"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -175,22 +174,6 @@ func BenchmarkShuffleDeflate(b *testing.B) {
 					}
 				})
 			}
-			b.Run(name+"/stage/adler32", func(b *testing.B) {
-				b.SetBytes(int64(total))
-				for b.Loop() {
-					for _, src := range chunks {
-						adler32.Checksum(src)
-					}
-				}
-			})
-			b.Run(name+"/stage/adler32-std", func(b *testing.B) {
-				b.SetBytes(int64(total))
-				for b.Loop() {
-					for _, src := range chunks {
-						adler32.Checksum(src)
-					}
-				}
-			})
 		}
 	}
 }

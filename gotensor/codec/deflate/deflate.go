@@ -21,6 +21,7 @@ import (
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/internal/adler32"
+	"github.com/gotensor/gotensor/gotensor/internal/kernels"
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
@@ -45,6 +46,15 @@ func init() {
 }
 
 func corrupt(format string, args ...any) error { return errs.New(errs.CorruptData, format, args...) }
+
+// ownDecoder: shuffle-deflate's own streams go to the literal decoder
+// (literals.go) on the software engine; off, to the library (libdeflate
+// where the build has it, compress/flate otherwise), as every other
+// stream. BenchmarkKernels turns it off ("deflate.literals") to hold the
+// decoder to the library it replaced.
+var ownDecoder = true
+
+func init() { kernels.Register("deflate.literals", &ownDecoder) }
 
 func (deflate) ID() codec.ID               { return codec.IDDeflate }
 func (deflate) Name() string               { return "deflate" }
@@ -264,6 +274,7 @@ func (shuffleDeflate) Decode(dst, src []byte, in codec.Info, aux uint32) error {
 	ps.planes(k, len(dst)/k)
 	shuffled := ps.buf[:len(dst)]
 	_, sw := engine.Current().(engine.Software)
+	sw = sw && ownDecoder
 	var sum uint32
 	h := len(dst)
 	switch in.Param {

@@ -1,8 +1,10 @@
-// Package kernels names the assembly kernels a binary runs, each group
-// by the flag that turns it on, so that tests and benchmarks can turn
-// one off and hold the codecs' end-to-end speed with it against without
-// it (BenchmarkKernels in gotensor/codec/all). Under the build tag noasm
-// no kernel is built and none registers.
+// Package kernels names the hand-written kernels a binary runs, each
+// group by the flag that turns it on, so that tests and benchmarks can
+// turn one off and hold the codecs' end-to-end speed with it against
+// without it (BenchmarkKernels in gotensor/codec/all): the assembly
+// kernels (under the build tag noasm none is built and none registers),
+// and the hand-written decoders that stand in for a library
+// ("deflate.literals").
 package kernels
 
 import (

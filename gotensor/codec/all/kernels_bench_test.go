@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,8 +35,9 @@ var offOf = map[string][]string{
 // one after another: the end-to-end measurement each kernel is held to
 // (the codec packages' READMEs). Run the binary several times with
 // -count 1 (each pass a round of every way, so that a shared machine's
-// drift falls on all alike) and compare with benchstat -col /kernels.
-// GOTENSOR_CODECS narrows the codecs.
+// drift falls on all alike; GOTENSOR_PASS=1, 2, ... starts each pass at
+// another way, as the first runs slow) and compare with
+// benchstat -col /kernels. GOTENSOR_CODECS narrows the codecs.
 func BenchmarkKernels(b *testing.B) {
 	names, sets := testweights.Sets(b)
 	parallel.SetWorkers(1)
@@ -64,6 +66,10 @@ func BenchmarkKernels(b *testing.B) {
 					}
 					variants = append(variants, "-"+strings.ReplaceAll(off, ",", ",-"))
 				}
+				// the first way of a sub-benchmark runs slow (encode's most):
+				// GOTENSOR_PASS=n starts pass n at way n
+				pass, _ := strconv.Atoi(os.Getenv("GOTENSOR_PASS"))
+				variants = append(variants[pass%len(variants):], variants[:pass%len(variants)]...)
 				enc, err := frame.Encode(meta, src, spec, frame.Options{})
 				if err != nil {
 					b.Fatal(err)

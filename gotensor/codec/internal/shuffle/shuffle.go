@@ -66,7 +66,7 @@ func Merge(dst []byte, planes [][]byte, k int, rot bool) {
 	switch {
 	case k == 2 && rot:
 		done := mergeFast2(dst, planes[0], planes[1], len(dst)/2)
-		Merge2(dst[2*done:], planes[0][done:], planes[1][done:])
+		merge2(dst[2*done:], planes[0][done:], planes[1][done:])
 	case k == 4 && rot:
 		done := mergeFast4(dst, planes, len(dst)/4)
 		merge4(dst[4*done:], [][]byte{planes[0][done:], planes[1][done:], planes[2][done:], planes[3][done:]})
@@ -170,9 +170,9 @@ func spread(x uint64) uint64 {
 	return x
 }
 
-// Merge2 merges the two planes of rotated 2-byte elements in Go (the
+// merge2 merges the two planes of rotated 2-byte elements in Go (the
 // kernels' twin; Merge uses the kernels).
-func Merge2(dst, hi, lo []byte) {
+func merge2(dst, hi, lo []byte) {
 	n := len(dst) / 2
 	i := 0
 	for ; i+8 <= n; i += 8 {

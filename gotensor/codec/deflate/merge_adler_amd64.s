@@ -27,7 +27,8 @@ GLOBL adlerOnes<>(SB), RODATA|NOPTR, $32
 	VPADDD     Y6, W, W
 
 // func mergeAdler2AVX2(dst, hi, lo *byte, n int, v *[2][24]uint32)
-// shuffle's merge2AVX2 (shuffle_amd64.s) adding the Adler-32 lanes of hi to v[0]
+// shuffle's merge of two rotated planes (merge2SSSE3, 32 elements a round
+// in AVX2) adding the Adler-32 lanes of hi to v[0]
 // and of lo to v[1] on the way. n: elements, a multiple of 32.
 TEXT ·mergeAdler2AVX2(SB), NOSPLIT, $0-40
 	MOVQ    dst+0(FP), DX

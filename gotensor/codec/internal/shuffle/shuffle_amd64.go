@@ -20,14 +20,6 @@ func split2SSSE3(hi, lo, src *byte, n int)
 //go:noescape
 func merge2SSSE3(dst, hi, lo *byte, n int)
 
-// The AVX2 twins of split2SSSE3 and merge2SSSE3, 32 elements a round.
-//
-//go:noescape
-func split2AVX2(hi, lo, src *byte, n int)
-
-//go:noescape
-func merge2AVX2(dst, hi, lo *byte, n int)
-
 //go:noescape
 func split4SSSE3(p0, p1, p2, p3, src *byte, n int)
 
@@ -38,15 +30,6 @@ func merge4SSSE3(dst, p0, p1, p2, p3 *byte, n int)
 // elements they did; the Go code finishes the tail.
 
 func splitFast2(hi, lo, src []byte, n int) int {
-	if m := n &^ 31; haveAVX2 && m > 0 {
-		_, _, _ = hi[m-1], lo[m-1], src[2*m-1]
-		split2AVX2(&hi[0], &lo[0], &src[0], m)
-		return m + splitFast2SSSE3(hi[m:], lo[m:], src[2*m:], n-m)
-	}
-	return splitFast2SSSE3(hi, lo, src, n)
-}
-
-func splitFast2SSSE3(hi, lo, src []byte, n int) int {
 	m := n &^ 7
 	if !haveSSSE3 || m == 0 {
 		return 0
@@ -57,15 +40,6 @@ func splitFast2SSSE3(hi, lo, src []byte, n int) int {
 }
 
 func mergeFast2(dst, hi, lo []byte, n int) int {
-	if m := n &^ 31; haveAVX2 && m > 0 {
-		_, _, _ = hi[m-1], lo[m-1], dst[2*m-1]
-		merge2AVX2(&dst[0], &hi[0], &lo[0], m)
-		return m + mergeFast2SSSE3(dst[2*m:], hi[m:], lo[m:], n-m)
-	}
-	return mergeFast2SSSE3(dst, hi, lo, n)
-}
-
-func mergeFast2SSSE3(dst, hi, lo []byte, n int) int {
 	m := n &^ 7
 	if !haveSSSE3 || m == 0 {
 		return 0

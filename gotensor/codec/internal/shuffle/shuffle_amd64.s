@@ -196,3 +196,60 @@ loop4:
 done4:
 	VZEROUPPER
 	RET
+
+// func merge4AVX2NT(dst, p0, p1, p2, p3 *byte, n int)
+// merge4AVX2 with non-temporal stores (dst 32-byte aligned): a large
+// chunk's output goes to memory without being read in first.
+TEXT ·merge4AVX2NT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DX
+	MOVQ p0+8(FP), R8
+	MOVQ p1+16(FP), R9
+	MOVQ p2+24(FP), R10
+	MOVQ p3+32(FP), R11
+	MOVQ n+40(FP), CX
+loop4nt:
+	CMPQ CX, $32
+	JB   done4nt
+	VMOVDQU (R8), Y0
+	VMOVDQU (R9), Y1
+	VMOVDQU (R10), Y2
+	VMOVDQU (R11), Y3
+	VPUNPCKLBW Y2, Y3, Y4 // low words p3|p2<<8: elements 0-7 | 16-23
+	VPUNPCKHBW Y2, Y3, Y5 // 8-15 | 24-31
+	VPUNPCKLBW Y0, Y1, Y6 // high words p1|p0<<8
+	VPUNPCKHBW Y0, Y1, Y7
+	VPUNPCKLWD Y6, Y4, Y0 // elements 0-3 | 16-19
+	VPUNPCKHWD Y6, Y4, Y1 // 4-7 | 20-23
+	VPUNPCKLWD Y7, Y5, Y2 // 8-11 | 24-27
+	VPUNPCKHWD Y7, Y5, Y3 // 12-15 | 28-31
+	VPSRLD $1, Y0, Y4
+	VPSLLD $31, Y0, Y0
+	VPOR   Y4, Y0, Y0
+	VPSRLD $1, Y1, Y5
+	VPSLLD $31, Y1, Y1
+	VPOR   Y5, Y1, Y1
+	VPSRLD $1, Y2, Y6
+	VPSLLD $31, Y2, Y2
+	VPOR   Y6, Y2, Y2
+	VPSRLD $1, Y3, Y7
+	VPSLLD $31, Y3, Y3
+	VPOR   Y7, Y3, Y3
+	VPERM2I128 $0x20, Y1, Y0, Y4 // elements 0-7
+	VPERM2I128 $0x20, Y3, Y2, Y5 // 8-15
+	VPERM2I128 $0x31, Y1, Y0, Y6 // 16-23
+	VPERM2I128 $0x31, Y3, Y2, Y7 // 24-31
+	VMOVNTDQ Y4, (DX)
+	VMOVNTDQ Y5, 32(DX)
+	VMOVNTDQ Y6, 64(DX)
+	VMOVNTDQ Y7, 96(DX)
+	ADDQ $128, DX
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $32, CX
+	JMP  loop4nt
+done4nt:
+	SFENCE
+	VZEROUPPER
+	RET

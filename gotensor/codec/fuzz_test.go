@@ -1,4 +1,4 @@
-package codec
+package codec_test
 
 import (
 	"fmt"
@@ -6,9 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gotensor/gotensor/gotensor/codec"
+	_ "github.com/gotensor/gotensor/gotensor/codec/all"
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
+
+// idMax is the highest codec id.
+const idMax = codec.IDShuffleZstd
 
 var fuzzDTypes = []tensor.DType{tensor.BFloat16, tensor.Float16, tensor.Float32, tensor.Float8E4M3FN, tensor.Float64, tensor.Int32}
 
@@ -22,16 +27,16 @@ type fuzzSeed struct {
 }
 
 func fuzzSeeds() (seeds []fuzzSeed) {
-	for id := IDNone; id <= idMax; id++ {
-		c, _ := ByID(id)
+	for id := codec.IDNone; id <= idMax; id++ {
+		c, _ := codec.ByID(id)
 		for di, d := range fuzzDTypes {
 			if !c.Supports(d) {
 				continue
 			}
 			n := 96
 			meta := tensor.Meta{DType: d, Shape: []int64{int64(n)}}
-			in := Info{Meta: meta}
-			if p, ok := c.(Parametric); ok {
+			in := codec.Info{Meta: meta}
+			if p, ok := c.(codec.Parametric); ok {
 				in.Param = p.DefaultParam()
 			}
 			raw := []byte(fmt.Sprintf("%0*d", n*d.Size(), 12345))
@@ -52,7 +57,7 @@ func FuzzDecoders(f *testing.F) {
 		f.Add(s.id, s.dtype, s.n, s.aux, s.src)
 	}
 	f.Fuzz(func(t *testing.T, id, di uint8, n uint16, aux uint32, src []byte) {
-		c, err := ByID(ID(id % (uint8(idMax) + 1)))
+		c, err := codec.ByID(codec.ID(id % (uint8(idMax) + 1)))
 		if err != nil {
 			return
 		}
@@ -60,8 +65,8 @@ func FuzzDecoders(f *testing.F) {
 		if !c.Supports(d) || n == 0 {
 			return
 		}
-		in := Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}}
-		if p, ok := c.(Parametric); ok {
+		in := codec.Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}}
+		if p, ok := c.(codec.Parametric); ok {
 			in.Param = p.DefaultParam()
 		}
 		dst := make([]byte, int(n)*d.Size()+8)

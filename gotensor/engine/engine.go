@@ -7,7 +7,6 @@ package engine
 
 import (
 	"bytes"
-	"hash/adler32"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/adler32"
 )
 
 // Engine decompresses chunks. Implementations are safe for concurrent use.

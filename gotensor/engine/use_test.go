@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
+	_ "github.com/gotensor/gotensor/gotensor/codec/all"
 	"github.com/gotensor/gotensor/gotensor/engine"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )

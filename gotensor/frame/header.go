@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
+	_ "github.com/gotensor/gotensor/gotensor/codec/all" // every codec a frame may name
 	"github.com/gotensor/gotensor/gotensor/errs"
 	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 	"github.com/gotensor/gotensor/gotensor/internal/size"

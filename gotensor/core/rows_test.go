@@ -32,7 +32,7 @@ func rowStores(t *testing.T) []*core.Store {
 		nodes = append(nodes, nd.URL())
 	}
 	urls = append(urls, nodes[0], nodes[0]+","+nodes[1][len("tcp://"):])
-	if redistest.Binary() != "" { // a Redis server and cluster, in pieces of 64 KiB so that frames are split
+	if redistest.Available(t) { // a Redis server and cluster, in pieces of 64 KiB so that frames are split
 		srv := redistest.Start(t)
 		c := redistest.StartCluster(t, 3, 0)
 		urls = append(urls, "redis://"+srv.Addr()+"?piece=64KiB", "redis://"+c.Nodes[0].Addr()+"?piece=64KiB")

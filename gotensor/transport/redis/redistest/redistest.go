@@ -27,15 +27,31 @@ func Binary() string {
 	return p
 }
 
+// Available says whether the servers are installed (a test then adds
+// Redis to what it runs on); absent where GOTENSOR_REDIS_REQUIRED=1, t fails.
+func Available(t testing.TB) bool {
+	t.Helper()
+	_, err := exec.LookPath("redis-cli")
+	if Binary() != "" && err == nil {
+		return true
+	}
+	if os.Getenv("GOTENSOR_REDIS_REQUIRED") == "1" {
+		t.Fatal("redis-server or redis-cli is not installed, and GOTENSOR_REDIS_REQUIRED=1 (apt-get install redis-server)")
+	}
+	return false
+}
+
 // Need skips t when redis-server is absent.
 func Need(t testing.TB) {
 	t.Helper()
-	if Binary() == "" {
-		t.Skip("redis-server is not installed (apt-get install redis-server)")
+	_, err := exec.LookPath("redis-cli")
+	if Binary() != "" && err == nil {
+		return
 	}
-	if _, err := exec.LookPath("redis-cli"); err != nil {
-		t.Skip("redis-cli is not installed (apt-get install redis-server)")
+	if os.Getenv("GOTENSOR_REDIS_REQUIRED") == "1" {
+		t.Fatal("redis-server or redis-cli is not installed, and GOTENSOR_REDIS_REQUIRED=1 (apt-get install redis-server)")
 	}
+	t.Skip("redis-server is not installed (apt-get install redis-server)")
 }
 
 // Server is one redis-server.

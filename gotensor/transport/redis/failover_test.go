@@ -27,14 +27,14 @@ func TestFailover(t *testing.T) {
 		b   []byte
 	}
 	var (
-		mu        sync.Mutex
-		done      []acked
-		writes    atomic.Int64
-		failed    atomic.Int64
-		readsOK   atomic.Int64
-		kinds     sync.Map
-		killedAt  atomic.Int64
-		ends      struct {
+		mu       sync.Mutex
+		done     []acked
+		writes   atomic.Int64
+		failed   atomic.Int64
+		readsOK  atomic.Int64
+		kinds    sync.Map
+		killedAt atomic.Int64
+		ends     struct {
 			sync.Mutex
 			m map[string][2]float64 // op: first and last failure, s after the kill
 		}

@@ -211,9 +211,6 @@ type Store struct {
 	topoMu sync.Mutex
 	topo   atomic.Pointer[topology]
 
-	usageMu sync.Mutex
-	usage   usageCache
-
 	streams bool
 
 	closed atomic.Bool

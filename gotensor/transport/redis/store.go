@@ -323,7 +323,7 @@ func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byt
 	} else {
 		cmd = s.c.B().Getrange().Key(p).Start(off).End(off + int64(len(d)) - 1).Build()
 	}
-	if whole && len(d) >= streamRead {
+	if whole && len(d) >= streamReadMin {
 		if err := s.readStream(ctx, cmd, d); err == nil {
 			return nil
 		} else if err == errPieceGone {
@@ -346,7 +346,7 @@ func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byt
 }
 
 // streamRead is the least piece read straight into the frame (no copy).
-const streamRead = 1 << 20
+var streamReadMin = 1 << 20
 
 // readStream reads a GET's reply straight into d.
 func (s *Store) readStream(ctx context.Context, cmd valkey.Completed, d []byte) error {
@@ -571,25 +571,13 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// usageCache keeps the last Usage a while: counting keys scans every master.
-type usageCache struct {
-	u  store.Usage
-	at time.Time
-}
-
-const usageTTL = 2 * time.Second
-
 // Usage is the gotensor keys held (counted by scanning every master),
 // the memory the masters use (INFO used_memory, all their data: pieces,
 // manifests and anything else) and their maxmemory summed (0 when any
-// master is unbounded). A master that does not answer is named in
+// master is unbounded). Counting scans every master's keys (core keeps
+// a second-old Usage for "auto"). A master that does not answer is named in
 // Unanswered, its numbers missing.
 func (s *Store) Usage() store.Usage {
-	s.usageMu.Lock()
-	defer s.usageMu.Unlock()
-	if time.Since(s.usage.at) < usageTTL {
-		return s.usage.u
-	}
 	ctx, cancel := s.ctx(context.Background())
 	defer cancel()
 	var u store.Usage
@@ -628,7 +616,6 @@ func (s *Store) Usage() store.Usage {
 		u.Capacity = 0
 	}
 	sort.Strings(u.Unanswered)
-	s.usage = usageCache{u: u, at: time.Now()}
 	return u
 }
 

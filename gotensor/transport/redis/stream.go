@@ -19,7 +19,7 @@ import (
 func (s *Store) Streams() bool { return s.streams }
 
 // StreamsDefault is whether stores opened from now on stream (see Streams).
-var StreamsDefault = true
+var StreamsDefault = false
 
 // piecesInFlight bounds a streamed write's pieces on the wire.
 const piecesInFlight = 8

@@ -36,7 +36,7 @@ func Register() {
 const (
 	// DefaultPiece is the largest frame kept as one value, and the size
 	// of the pieces a larger one is split into.
-	DefaultPiece = 8 << 20
+	DefaultPiece = 2 << 20
 	// DefaultTimeout bounds each call (timeout=).
 	DefaultTimeout = 30 * time.Second
 	minPiece       = 64 << 10
@@ -211,7 +211,8 @@ type Store struct {
 	topoMu sync.Mutex
 	topo   atomic.Pointer[topology]
 
-	streams bool
+	streams    bool
+	reclaiming sync.WaitGroup // unlinks under way (Close waits for them)
 
 	closed atomic.Bool
 }
@@ -284,6 +285,7 @@ func (s *Store) Cluster() bool { return s.cluster }
 
 func (s *Store) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
+		s.reclaiming.Wait()
 		s.c.Close()
 	}
 	return nil

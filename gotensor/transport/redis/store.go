@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"encoding/binary"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -133,7 +132,7 @@ func (s *Store) commit(ctx context.Context, key string, value []byte, ver string
 	if len(res) > 1 {
 		if b, err := res[1].AsBytes(); err == nil {
 			if old, err := decodeManifest(key, b); err == nil {
-				defer s.unlink(replaced(old, value))
+				defer s.unlinkLater(replaced(old, value))
 			}
 		}
 	}
@@ -216,6 +215,19 @@ func (s *Store) unlink(pieces []string) {
 		cmds = append(cmds, s.c.B().Unlink().Key(p).Build())
 	}
 	s.c.DoMulti(ctx, cmds...)
+}
+
+// unlinkLater reclaims pieces no manifest names any more without making
+// the caller wait (UNLINK frees them on the server's own time too).
+func (s *Store) unlinkLater(pieces []string) {
+	if len(pieces) == 0 {
+		return
+	}
+	s.reclaiming.Add(1)
+	go func() {
+		defer s.reclaiming.Done()
+		s.unlink(pieces)
+	}()
 }
 
 // Get reads key's frame: an inline value, or a manifest and then its
@@ -323,14 +335,6 @@ func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byt
 	} else {
 		cmd = s.c.B().Getrange().Key(p).Start(off).End(off + int64(len(d)) - 1).Build()
 	}
-	if whole && len(d) >= streamReadMin {
-		if err := s.readStream(ctx, cmd, d); err == nil {
-			return nil
-		} else if err == errPieceGone {
-			return err
-		}
-		cmd = s.c.B().Get().Key(p).Build() // a redirect, a lost connection: the ordinary path follows it
-	}
 	b, err := s.c.Do(ctx, cmd).AsBytes()
 	if valkey.IsValkeyNil(err) || (err == nil && len(b) == 0 && len(d) > 0) {
 		return errPieceGone
@@ -343,43 +347,6 @@ func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byt
 	}
 	copy(d, b)
 	return nil
-}
-
-// streamRead is the least piece read straight into the frame (no copy).
-var streamReadMin = 1 << 20
-
-// readStream reads a GET's reply straight into d.
-func (s *Store) readStream(ctx context.Context, cmd valkey.Completed, d []byte) error {
-	st := s.c.DoStream(ctx, cmd)
-	w := &fill{b: d}
-	n, err := st.WriteTo(w)
-	if err != nil {
-		if valkey.IsValkeyNil(err) {
-			return errPieceGone
-		}
-		return err
-	}
-	if n != int64(len(d)) {
-		if n == 0 {
-			return errPieceGone
-		}
-		return errs.New(errs.CorruptData, "a piece holds %d bytes where its manifest says %d", n, len(d))
-	}
-	return nil
-}
-
-// fill is an io.Writer into a fixed buffer.
-type fill struct {
-	b []byte
-	n int
-}
-
-func (f *fill) Write(p []byte) (int, error) {
-	if len(p) > len(f.b)-f.n {
-		return 0, io.ErrShortWrite
-	}
-	f.n += copy(f.b[f.n:], p)
-	return len(p), nil
 }
 
 // GetRange reads bytes [off, off+n) of key's frame: of an inline value

@@ -16,13 +16,12 @@ func TestTune(t *testing.T) {
 	if os.Getenv("GOTENSOR_REDIS_TUNE") == "" {
 		t.Skip("GOTENSOR_REDIS_TUNE=1 runs it")
 	}
-	srv := redistest.Start(t)
+	c0 := redistest.StartCluster(t, 3, 0)
 	c := redistest.StartCluster(t, 3, 1)
 	buf := randBytes(64<<20, 1)
-	for _, u := range []string{"redis://" + srv.Addr(), "redis://" + c.Nodes[0].Addr()} {
-		for _, p := range []string{"4MiB", "8MiB", "16MiB"} {
-			for _, stream := range []int{1 << 20, 1 << 40} {
-				streamReadMin = stream
+	for _, u := range []string{"redis://" + c0.Nodes[0].Addr(), "redis://" + c.Nodes[0].Addr()} {
+		for _, p := range []string{"512KiB", "1MiB", "2MiB", "4MiB"} {
+			for _, stream := range []int{1 << 40} {
 				s := open(t, u+"?piece="+p)
 				var w, r []float64
 				for range 9 {

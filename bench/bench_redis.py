@@ -51,8 +51,9 @@ def go_pass(binary: str, sizes: str, server: str, cluster: str) -> list[dict]:
     return [r for r in json.loads(out.stdout) if r["case"] != "first touch of new memory"]
 
 
-def timed_pairs(case, tr, sizes, lat, write, read, lat_reps=2000):
-    """Records of one peer: a 4 KiB read's round trip (lat), and write/read of each size."""
+def timed_pairs(case, tr, sizes, lat, write, read, lat_reps=2000, before=None):
+    """Records of one peer: a 4 KiB read's round trip (lat), and write/read of each size (before, untimed, ahead
+    of each write)."""
     lat(warm=True)
     rtts = []
     for _ in range(lat_reps):
@@ -63,6 +64,8 @@ def timed_pairs(case, tr, sizes, lat, write, read, lat_reps=2000):
     for size in sizes:
         w, r, wr = [], [], []
         for i in range(reps_for(size) + 1):
+            if before:
+                before(size)
             t0 = time.perf_counter()
             write(size)
             t1 = time.perf_counter()
@@ -120,7 +123,8 @@ class Mooncake:
         self.procs = [subprocess.Popen([os.path.join(self.bin, "mooncake_master"), "--rpc_address=127.0.0.1",
                                         f"--rpc_port={rpc}", "--enable_http_metadata_server=true",
                                         "--http_metadata_server_host=127.0.0.1", f"--http_metadata_server_port={http}",
-                                        "--metrics_host=127.0.0.1", f"--metrics_port={metrics}"],
+                                        "--metrics_host=127.0.0.1", f"--metrics_port={metrics}",
+                                        "--default_kv_lease_ttl=200ms"],  # a value read can be removed soon after
                                        stdout=log, stderr=log, preexec_fn=die)]
         time.sleep(2)
         self.procs.append(subprocess.Popen([os.path.join(self.bin, "mooncake_client"), "--host=127.0.0.1",
@@ -138,6 +142,12 @@ class Mooncake:
             raise RuntimeError(f"mooncake setup: {rc}")
         self.cfg = ReplicateConfig()
         self.cfg.replica_num = 1
+        deadline = time.time() + 30
+        while self.s.put("mc:ready", b"x", self.cfg) != 0 or self.s.get("mc:ready") != b"x":  # the node has joined
+            if time.time() > deadline:
+                self.close()
+                raise RuntimeError("mooncake: no storage node joined")
+            time.sleep(0.2)
 
     def close(self):
         for p in self.procs:
@@ -159,20 +169,34 @@ def mooncake_pass(mc: Mooncake, sizes: list[int]) -> list[dict]:
     version = getattr(mooncake, "__version__", "")
     s, cfg = mc.s, mc.cfg
     small = os.urandom(4096)
-    s.put("mc:lat", small, cfg)
+    s.remove("mc:lat")
+    assert s.put("mc:lat", small, cfg) == 0
     bufs = {n: (os.urandom(1 << 20) * (n >> 20))[:n] for n in sizes}
 
     def lat(warm=False):
         assert s.get("mc:lat") == small
 
+    seq = [0]
+
+    def fresh(prefix):
+        """Before each put, untimed: a new key (a put of a key that exists stores nothing), the last one removed
+        once its read's lease (200 ms) is over."""
+        def step(size):
+            if seq[0]:
+                deadline = time.time() + 15
+                while s.remove(f"{prefix}:{seq[0]}") != 0 and time.time() < deadline:
+                    time.sleep(0.05)
+            seq[0] += 1
+        return step
+
     def put(size):
-        s.remove("mc:big")
-        assert s.put("mc:big", bufs[size], cfg) == 0
+        assert s.put(f"mc:big:{seq[0]}", bufs[size], cfg) == 0
 
     def get(size):
-        assert len(s.get("mc:big")) == size
+        assert len(s.get(f"mc:big:{seq[0]}")) == size
 
-    recs = timed_pairs(f"Mooncake Store {version} put/get".replace("  ", " "), "tcp", sizes, lat, put, get, 500)
+    recs = timed_pairs(f"Mooncake Store {version} put/get".replace("  ", " "), "tcp", sizes, lat, put, get, 500,
+                       fresh("mc:big"))
     src = {n: np.frombuffer(bufs[n], dtype=np.uint8).copy() for n in sizes}
     dst = {n: np.empty(n, dtype=np.uint8) for n in sizes}
     for n in sizes:
@@ -181,24 +205,29 @@ def mooncake_pass(mc: Mooncake, sizes: list[int]) -> list[dict]:
     sm_src, sm_dst = np.frombuffer(small, dtype=np.uint8).copy(), np.empty(4096, dtype=np.uint8)
     s.register_buffer(sm_src.ctypes.data, 4096)
     s.register_buffer(sm_dst.ctypes.data, 4096)
-    s.put_from("mc:zlat", sm_src.ctypes.data, 4096, cfg)
+    s.remove("mc:zlat")
+    assert s.put_from("mc:zlat", sm_src.ctypes.data, 4096, cfg) == 0
 
     def zlat(warm=False):
         assert s.get_into("mc:zlat", sm_dst.ctypes.data, 4096) == 4096
 
     def zput(size):
-        s.remove("mc:zbig")
-        assert s.put_from("mc:zbig", src[size].ctypes.data, size, cfg) == 0
+        rc = s.put_from(f"mc:zbig:{seq[0]}", src[size].ctypes.data, size, cfg)
+        assert rc == 0, rc
 
     def zget(size):
-        assert s.get_into("mc:zbig", dst[size].ctypes.data, size) == size
+        n = s.get_into(f"mc:zbig:{seq[0]}", dst[size].ctypes.data, size)
+        assert n == size, (n, seq[0], size)
 
+    fresh("mc:big")(0)
+    seq[0] = 0
     recs += timed_pairs(f"Mooncake Store {version} put_from/get_into (zero-copy)".replace("  ", " "), "tcp", sizes,
-                        zlat, zput, zget, 500)
+                        zlat, zput, zget, 500, fresh("mc:zbig"))
     for n in sizes:
         s.unregister_buffer(src[n].ctypes.data)
         s.unregister_buffer(dst[n].ctypes.data)
-    for k in ("mc:lat", "mc:big", "mc:zlat", "mc:zbig"):
+    fresh("mc:zbig")(0)
+    for k in ("mc:lat", "mc:zlat"):
         s.remove(k)
     return recs
 

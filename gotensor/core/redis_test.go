@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 	"github.com/gotensor/gotensor/gotensor/transport/redis/redistest"
 )
@@ -80,4 +82,42 @@ func TestRedisTensors(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// A damaged piece reads as CorruptData, never as wrong data: a flipped
+// byte (the frame's checksums), a piece of the wrong length (the manifest).
+func TestRedisCorruptPiece(t *testing.T) {
+	redistest.Need(t)
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	s, err := core.Open("redis://" + srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{1 << 20}}
+	raw := make([]byte, 4<<20)
+	fill(rand.New(rand.NewPCG(1, 2)), raw)
+	for i, damage := range [][]string{{"setrange", "KEY", "100000", "\xff\xfe\xfd"}, {"append", "KEY", "x"}} {
+		if err := s.WriteTensor(ctx, "t", meta, raw, "none"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := srv.CLI("--scan", "--pattern", "gt:p:*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces := strings.Fields(out)
+		if len(pieces) < 2 {
+			t.Fatalf("a 4 MiB tensor in %d pieces", len(pieces))
+		}
+		args := append([]string(nil), damage...)
+		args[1] = pieces[len(pieces)-1]
+		if out, err := srv.CLI(args...); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		got := make([]byte, len(raw))
+		if err := s.ReadTensor(ctx, "t", meta, got); !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("damage %d: %v, want CorruptData", i, err)
+		}
+	}
 }

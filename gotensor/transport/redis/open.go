@@ -211,7 +211,6 @@ type Store struct {
 	topoMu sync.Mutex
 	topo   atomic.Pointer[topology]
 
-	streams    bool
 	reclaiming sync.WaitGroup // unlinks under way (Close waits for them)
 
 	closed atomic.Bool
@@ -220,16 +219,16 @@ type Store struct {
 var (
 	_ store.Store        = (*Store)(nil)
 	_ store.RangeReader  = (*Store)(nil)
-	_ store.StreamWriter = (*Store)(nil)
 	_ store.Editor       = (*Store)(nil)
 )
 
-// Capabilities lists the optional store interfaces this store has: ranged
-// reads (a row read, a streamed read move only the pieces they cover),
+// Capabilities lists the optional store interfaces this store has, all
+// of them: ranged reads (a row read moves only the pieces it covers) and
 // row edits by version (store.Editor: only the pieces an edit covers are
-// rewritten, server side), and streamed writes (parts become pieces as
-// they are encoded).
-func (s *Store) Capabilities() []string { return []string{"RangeReader", "Editor", "StreamWriter"} }
+// rewritten, server side). Not a Streamer: whole puts and gets already
+// move a frame's pieces in parallel, and core's link probe streams 4 to
+// 32 MiB, which on Redis is memory (a full server refused the next write).
+func (s *Store) Capabilities() []string { return []string{"RangeReader", "Editor"} }
 
 // Open connects to the server or cluster a redis:// URL names; the
 // cluster's layout is learnt from any seed host.
@@ -238,7 +237,7 @@ func Open(raw string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{url: shown, opts: o, password: o.Password, streams: StreamsDefault}
+	s := &Store{url: shown, opts: o, password: o.Password}
 	copt := valkey.ClientOption{
 		InitAddress:         o.Hosts,
 		Username:            o.User,

@@ -217,9 +217,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store        = (*Store)(nil)
-	_ store.RangeReader  = (*Store)(nil)
-	_ store.Editor       = (*Store)(nil)
+	_ store.Store       = (*Store)(nil)
+	_ store.RangeReader = (*Store)(nil)
+	_ store.Editor      = (*Store)(nil)
 )
 
 // Capabilities lists the optional store interfaces this store has, all

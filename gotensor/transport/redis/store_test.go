@@ -202,13 +202,28 @@ func TestURLs(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	srv := redistest.Start(t, "--requirepass", "pw-s3cret")
-	_, err := srv.CLI("acl", "setuser", "gt", "on", ">gt-s3cret", "~gt:*", "+@all")
+	// the least a user needs (docs/REDIS.md)
+	_, err := srv.CLI(strings.Fields("acl setuser gt on >gt-s3cret ~gt:* +@read +@write +@scripting +@connection +scan +info +cluster|slots +wait")...)
 	must(t, err)
 	dir := t.TempDir()
 	pf := filepath.Join(dir, "pw")
 	must(t, os.WriteFile(pf, []byte("gt-s3cret\n"), 0o600))
-	s := open(t, "redis://gt@"+srv.Addr()+"?password_file="+pf)
+	s := open(t, "redis://gt@"+srv.Addr()+"?password_file="+pf+"&piece=64KiB")
 	must(t, s.Put(bg, "k", []byte("v")))
+	big := randBytes(200000, 4) // pieces, a manifest, a row edit, a listing, usage
+	must(t, s.Put(bg, "big", big))
+	ver, err := s.FrameVersion(bg, "big")
+	must(t, err)
+	if _, ok, err := s.EditChecked(bg, "big", ver, store.Edit{Off: 70000, N: 3, Data: []byte("abc")}); !ok || err != nil {
+		t.Fatalf("edit as an ACL user: %v %v", ok, err)
+	}
+	copy(big[70000:], "abc")
+	if got, err := s.Get(bg, "big"); err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("read as an ACL user: %v", err)
+	}
+	if ks, err := s.List(bg, ""); err != nil || len(ks) != 2 || s.Usage().Keys != 2 {
+		t.Fatalf("list as an ACL user: %v %v %+v", ks, err, s.Usage())
+	}
 	s2 := open(t, "redis://:pw-s3cret@"+srv.Addr())
 	if got, err := s2.Get(bg, "k"); err != nil || string(got) != "v" {
 		t.Fatalf("%q %v", got, err)

@@ -84,6 +84,7 @@ func basics(t *testing.T, url string, srvs func() []*redistest.Server) {
 	if !bytes.Equal(got, big) {
 		t.Fatal("big frame read back differs")
 	}
+	s.reclaiming.Wait() // replaced pieces are unlinked in the background
 	if n := pieceKeys(t, srvs()...); n != 17 {
 		t.Fatalf("%d pieces for a 1 MiB frame in 64 KiB pieces, want 17", n)
 	}
@@ -97,15 +98,18 @@ func basics(t *testing.T, url string, srvs func() []*redistest.Server) {
 	}
 	// replaced by a small frame, then by a large one again: the old pieces go
 	must(t, s.Put(bg, "big", []byte("small now")))
+	s.reclaiming.Wait() // replaced pieces are unlinked in the background
 	if n := pieceKeys(t, srvs()...); n != 0 {
 		t.Fatalf("%d pieces left after a replace by an inline frame", n)
 	}
 	must(t, s.Put(bg, "big", big))
 	must(t, s.Put(bg, "big", big[:300000]))
+	s.reclaiming.Wait() // replaced pieces are unlinked in the background
 	if n := pieceKeys(t, srvs()...); n != 5 {
 		t.Fatalf("%d pieces after a replace by a 300000-byte frame, want 5", n)
 	}
 	must(t, s.Delete(bg, "big"))
+	s.reclaiming.Wait() // replaced pieces are unlinked in the background
 	if n := pieceKeys(t, srvs()...); n != 0 {
 		t.Fatalf("%d pieces left after a delete", n)
 	}
@@ -281,6 +285,7 @@ func TestFullServerKeepsWhatIsStored(t *testing.T) {
 			t.Fatalf("%s lost on a full server", k)
 		}
 	}
+	s.reclaiming.Wait()
 	want := 0
 	for _, b := range kept {
 		want += (len(b) + 1<<20 - 1) >> 20

@@ -24,6 +24,7 @@ from _report import update_markdown, write_json
 from redis_local import REDIS, free_port, redis_cluster, redis_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+FAILED: dict[str, int] = {}  # peer calls that failed and were tried again
 # values up to 1 GiB in one SET (redis-py): the server's defaults stop at 512 MiB
 BIG_VALUES = ("--proto-max-bulk-len", "2gb", "--client-query-buffer-limit", "2gb")
 
@@ -112,7 +113,7 @@ class Mooncake:
     """mooncake_master and one mooncake_client storage node over TCP on loopback, and a Python client holding
     no data (so every byte crosses the loopback as it would to a remote node)."""
 
-    def __init__(self, segment="3 GB"):
+    def __init__(self, segment="6 GB"):
         import mooncake
         self.bin = os.path.dirname(mooncake.__file__)
         os.environ["MC_TCP_BIND_ADDRESS"] = "127.0.0.1"
@@ -124,7 +125,7 @@ class Mooncake:
                                         f"--rpc_port={rpc}", "--enable_http_metadata_server=true",
                                         "--http_metadata_server_host=127.0.0.1", f"--http_metadata_server_port={http}",
                                         "--metrics_host=127.0.0.1", f"--metrics_port={metrics}",
-                                        "--default_kv_lease_ttl=200ms"],  # a value read can be removed soon after
+                                        "--default_kv_lease_ttl=8s"],  # outlasts a 1 GiB read here (a lease that ends mid-read fails it)
                                        stdout=log, stderr=log, preexec_fn=die)]
         time.sleep(2)
         self.procs.append(subprocess.Popen([os.path.join(self.bin, "mooncake_client"), "--host=127.0.0.1",
@@ -177,15 +178,23 @@ def mooncake_pass(mc: Mooncake, sizes: list[int]) -> list[dict]:
         assert s.get("mc:lat") == small
 
     seq = [0]
+    left = []
+
+    def gone(key):
+        """Remove key once its read's lease (8 s) is over."""
+        deadline = time.time() + 20
+        while s.remove(key) != 0 and time.time() < deadline:
+            time.sleep(0.1)
 
     def fresh(prefix):
-        """Before each put, untimed: a new key (a put of a key that exists stores nothing), the last one removed
-        once its read's lease (200 ms) is over."""
+        """Before each put, untimed: a new key (a put of a key that exists stores nothing). The last 1 GiB one is
+        removed first (waiting out its lease: the segment holds few of them); smaller ones at the end."""
         def step(size):
             if seq[0]:
-                deadline = time.time() + 15
-                while s.remove(f"{prefix}:{seq[0]}") != 0 and time.time() < deadline:
-                    time.sleep(0.05)
+                if size >= 1 << 30:
+                    gone(f"{prefix}:{seq[0]}")
+                else:
+                    left.append(f"{prefix}:{seq[0]}")
             seq[0] += 1
         return step
 
@@ -193,7 +202,11 @@ def mooncake_pass(mc: Mooncake, sizes: list[int]) -> list[dict]:
         assert s.put(f"mc:big:{seq[0]}", bufs[size], cfg) == 0
 
     def get(size):
-        assert len(s.get(f"mc:big:{seq[0]}")) == size
+        for _ in range(5):  # a get now and then returns nothing: tried again, within the timed read, and counted
+            if len(s.get(f"mc:big:{seq[0]}")) == size:
+                return
+            FAILED["Mooncake get"] = FAILED.get("Mooncake get", 0) + 1
+        raise RuntimeError("Mooncake get failed 5 times")
 
     recs = timed_pairs(f"Mooncake Store {version} put/get".replace("  ", " "), "tcp", sizes, lat, put, get, 500,
                        fresh("mc:big"))
@@ -216,19 +229,22 @@ def mooncake_pass(mc: Mooncake, sizes: list[int]) -> list[dict]:
         assert rc == 0, rc
 
     def zget(size):
-        n = s.get_into(f"mc:zbig:{seq[0]}", dst[size].ctypes.data, size)
-        assert n == size, (n, seq[0], size)
+        for _ in range(5):
+            if s.get_into(f"mc:zbig:{seq[0]}", dst[size].ctypes.data, size) == size:
+                return
+            FAILED["Mooncake get_into"] = FAILED.get("Mooncake get_into", 0) + 1
+        raise RuntimeError("Mooncake get_into failed 5 times")
 
-    fresh("mc:big")(0)
+    fresh("mc:big")(1 << 30)
     seq[0] = 0
     recs += timed_pairs(f"Mooncake Store {version} put_from/get_into (zero-copy)".replace("  ", " "), "tcp", sizes,
                         zlat, zput, zget, 500, fresh("mc:zbig"))
     for n in sizes:
         s.unregister_buffer(src[n].ctypes.data)
         s.unregister_buffer(dst[n].ctypes.data)
-    fresh("mc:zbig")(0)
-    for k in ("mc:lat", "mc:zlat"):
-        s.remove(k)
+    fresh("mc:zbig")(1 << 30)
+    for k in left + ["mc:lat", "mc:zlat"]:
+        gone(k)
     return recs
 
 
@@ -331,7 +347,11 @@ def run(binary: str, sizes: str, passes: int, json_path: str, md_path: str) -> N
                     if p == 0:
                         notes.append("redis-py left out: pip install redis hiredis")
                 if mc:
-                    recs += mooncake_pass(mc, szs)
+                    try:
+                        recs += mooncake_pass(mc, szs)
+                    except Exception as e:  # its rows of this pass are missing; the others stand
+                        notes.append(f"Mooncake Store failed in pass {p}: {e!r}")
+                        print(notes[-1], file=sys.stderr)
                 for r in recs:
                     print(f"pass {p}: {r['case']:45} {r['transport']:12} {r['metric']:16} {r['bytes']:>11} "
                           f"{r['value']:8.3f}", flush=True)
@@ -340,6 +360,9 @@ def run(binary: str, sizes: str, passes: int, json_path: str, md_path: str) -> N
             if mc:
                 mc.close()
     recs = combine(runs)
+    if FAILED:
+        notes.append("Calls that failed and were tried again inside the timed operation: " +
+                     ", ".join(f"{k} {v} times" for k, v in FAILED.items()) + ".")
     load = (load0, os.getloadavg()[0])
     write_json(json_path, recs, benchmark="redis", load_average=load)
     update_markdown(md_path, "redis", markdown(recs, load, notes))

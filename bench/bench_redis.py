@@ -278,7 +278,7 @@ def markdown(recs: list[dict], load: tuple, notes: list[str]) -> str:
              f"{max((r.get('passes', 1) for r in recs), default=1)} passes over all rows, each pass's the median of its "
              "repetitions (15 at 4 KiB, 7 at 64 MiB, 5 at 1 GiB). write+read: 2 x size over the time to write then "
              "read it back. gotensor rows (Go, bench/remote) move raw bytes through store.Put and store.Get; "
-             "redis:// splits a value over 8 MiB into 8 MiB pieces written and read in parallel (a 3+3 cluster: "
+             "redis:// splits a value over 2 MiB into pieces of at most 2 MiB written and read in parallel (a 3+3 cluster: "
              "spread over its 3 masters, each replicating to its replica). redis-py SET/GET the same bytes as one "
              "value on the one server; Mooncake Store runs one storage node (mooncake_client) and a Python client "
              "that holds no data, over TCP. "

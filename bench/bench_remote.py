@@ -7,6 +7,11 @@
 2. Effective throughput per codec: real bfloat16 weights (all-MiniLM-L6-v2)
    written with write_tensors and read with read_tensors through a
    `gotensor serve` node, beside the embedded mem:// store.
+3. The redis:// store on one Redis server and on a 3-master/3-replica
+   cluster (started here on loopback), beside gotensor's own tcp node and,
+   in the same passes, the peers a user would pick: redis-py SET/GET of the
+   same bytes and Mooncake Store over TCP (put/get and its zero-copy
+   put_from/get_into). `--redis-only` runs this part alone.
 """
 
 from __future__ import annotations
@@ -168,7 +173,16 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=os.path.join(HERE, "results", "remote.json"))
     ap.add_argument("--md", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--redis-json", default=os.path.join(HERE, "results", "redis.json"))
+    ap.add_argument("--redis-only", action="store_true", help="only the Redis rows and their peers")
+    ap.add_argument("--no-redis", action="store_true", help="leave the Redis rows out")
+    ap.add_argument("--passes", type=int, default=3, help="Redis part: passes over every case, medians of them")
     a = ap.parse_args()
+    if not a.no_redis:
+        import bench_redis
+        bench_redis.run(a.binary, a.sizes, a.passes, a.redis_json, a.md)
+    if a.redis_only:
+        return
     trs = transports(a.binary, a.sizes)
     for r in trs:
         print(f"{r['case']:22} {r['transport']:8} {r['metric']:16} {r['bytes']:>11} {r['value']:8.3f}", flush=True)

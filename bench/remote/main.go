@@ -1,7 +1,8 @@
 // Command remote measures memory-node transports on loopback, side by side
 // in one run: a plain Go net.Conn echo, gotensor over tcp://, over ucx://
 // (UCX's tcp and shared-memory transports, active messages and one-sided
-// put/get) and ucx_perftest. `make bench-remote` runs it; it prints JSON.
+// put/get), ucx_perftest, and the redis:// store on a Redis server and
+// cluster. `make bench-remote` runs it; it prints JSON.
 //
 // Servers run as child processes (this binary, role "serve" or "echo") so
 // client and server do not share a Go runtime.
@@ -51,8 +52,10 @@ func main() {
 	sizes := flag.String("sizes", "64MiB,1GiB", "throughput sizes")
 	latReps := flag.Int("lat-reps", 2000, "round trips per latency measurement")
 	passes := flag.Int("passes", 3, "passes over every case; each figure is the median of the passes' medians")
-	only := flag.String("transports", "tcp,ucx-tcp,ucx-sm,rss", "cases to run: tcp (with the Go echo), ucx-tcp, ucx-sm (with ucx_perftest), rss (node memory under load)")
+	only := flag.String("transports", "tcp,ucx-tcp,ucx-sm,rss", "cases to run: tcp (with the Go echo), ucx-tcp, ucx-sm (with ucx_perftest), rss (node memory under load), redis (-redis-server, -redis-cluster)")
 	capacity := flag.String("capacity", "2GiB", "serve: the node's capacity")
+	flag.StringVar(&redisServer, "redis-server", "", "case redis: the URL of one Redis server (bench_remote.py starts it)")
+	flag.StringVar(&redisCluster, "redis-cluster", "", "case redis: the URL of a Redis cluster")
 	flag.Parse()
 	for _, c := range strings.Split(*only, ",") {
 		cases[c] = true
@@ -119,6 +122,9 @@ func combine(runs [][]record) []record {
 
 // cases are the -transports chosen.
 var cases = map[string]bool{}
+
+// redisServer and redisCluster are the Redis deployments the redis case runs on.
+var redisServer, redisCluster string
 
 // child starts this binary in a role and returns its address.
 func child(env []string, args ...string) (string, func()) {
@@ -377,6 +383,14 @@ func bench(sizes []int64, latReps int) []record {
 		addr, stop = child(nil, "-role", "serve", "-transport", "tcp")
 		recs = append(recs, storeCase("gotensor", "tcp", "tcp://"+addr, sizes, latReps)...)
 		stop()
+	}
+	if cases["redis"] {
+		if redisServer != "" {
+			recs = append(recs, storeCase("gotensor redis://", "1 server", redisServer, sizes, latReps)...)
+		}
+		if redisCluster != "" {
+			recs = append(recs, storeCase("gotensor redis://", "3+3 cluster", redisCluster, sizes, latReps)...)
+		}
 	}
 	if cases["rss"] {
 		recs = append(recs, rssCase()...)

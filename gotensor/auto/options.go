@@ -78,6 +78,11 @@ func Defaults() Options {
 			"file": {BytesPerSecond: 1e9, LatencySeconds: 100e-6, CPUShare: 0.5, Seed: "disk"},
 			"tcp":  {BytesPerSecond: 1.25e9, LatencySeconds: 100e-6, CPUShare: 1, Seed: "tcp 10 Gbit/s"},
 			"ucx":  {BytesPerSecond: 12.5e9, LatencySeconds: 10e-6, CPUShare: 0.5, Seed: "ucx 100 Gbit/s"},
+			// a Redis or Valkey server or cluster: TCP, and a server's copy of each value
+			"redis":   {BytesPerSecond: 1e9, LatencySeconds: 100e-6, CPUShare: 1, Seed: "redis over tcp"},
+			"rediss":  {BytesPerSecond: 1e9, LatencySeconds: 150e-6, CPUShare: 1, Seed: "redis over tls"},
+			"valkey":  {BytesPerSecond: 1e9, LatencySeconds: 100e-6, CPUShare: 1, Seed: "valkey over tcp"},
+			"valkeys": {BytesPerSecond: 1e9, LatencySeconds: 150e-6, CPUShare: 1, Seed: "valkey over tls"},
 		},
 		LinkWeight: 0.1, LinkFaster: 0.5, LinkPrior: 0.01, LinkSeedBytes: 1 << 20, LinkBulk: 256 << 10,
 		ProbePart: 1 << 20, ProbeMin: 4 << 20, ProbeMax: 32 << 20, ProbeTime: 30 * time.Millisecond,

@@ -315,7 +315,11 @@ func Usage(h int64) (string, error) {
 		return "", err
 	}
 	u := s.Store.Usage()
-	b, err := json.Marshal(map[string]any{"url": s.URL(), "keys": u.Keys, "bytes": u.Bytes, "capacity": u.Capacity})
+	out := map[string]any{"url": s.URL(), "keys": u.Keys, "bytes": u.Bytes, "capacity": u.Capacity}
+	if len(u.Unanswered) > 0 { // a part: these nodes' keys and bytes are missing
+		out["unanswered"] = u.Unanswered
+	}
+	b, err := json.Marshal(out)
 	return string(b), err
 }
 

@@ -12,10 +12,12 @@ import (
 	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 	"github.com/gotensor/gotensor/gotensor/transport/node"
+	"github.com/gotensor/gotensor/gotensor/transport/redis/redistest"
 )
 
 // rowStores are the stores the row tests run on: embedded, directory, a
-// memory node over tcp, and keys sharded over two nodes.
+// memory node over tcp, keys sharded over two nodes, and (where
+// redis-server is installed) a Redis server and a 3-master cluster.
 func rowStores(t *testing.T) []*core.Store {
 	t.Helper()
 	var urls []string
@@ -30,6 +32,11 @@ func rowStores(t *testing.T) []*core.Store {
 		nodes = append(nodes, nd.URL())
 	}
 	urls = append(urls, nodes[0], nodes[0]+","+nodes[1][len("tcp://"):])
+	if redistest.Available(t) { // a Redis server and cluster, in pieces of 64 KiB so that frames are split
+		srv := redistest.Start(t)
+		c := redistest.StartCluster(t, 3, 0)
+		urls = append(urls, "redis://"+srv.Addr()+"?piece=64KiB", "redis://"+c.Nodes[0].Addr()+"?piece=64KiB")
+	}
 	var out []*core.Store
 	for _, u := range urls {
 		s, err := core.Open(u)

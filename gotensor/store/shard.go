@@ -12,7 +12,12 @@ import (
 )
 
 // Sharded spreads keys over several stores by rendezvous (highest random
-// weight) hashing: every client that lists the same nodes, in any order,
+// weight) hashing (tcp://a,b and ucx://a,b: a fan-out over gotensor's own
+// nodes, for RDMA). It replicates nothing and notices no node leave: the
+// keys of a node that is down fail (Unavailable) until it is back, and
+// Usage names it as unanswered. For replication and failover, use a
+// Redis or Valkey cluster (redis://, docs/REDIS.md). Keys are spread by
+// rendezvous hashing: every client that lists the same nodes, in any order,
 // puts a key on the same node, and adding or removing a node moves only
 // the keys that node gains or loses.
 type Sharded struct {
@@ -135,10 +140,18 @@ func (s *Sharded) List(ctx context.Context, prefix string) ([]string, error) {
 	return all, nil
 }
 
+// Usage sums the nodes' usage. A node that does not answer is named in
+// Unanswered (by its name in the URL), its keys and bytes missing: the
+// figures are then a part, never taken for the whole. Nothing is
+// replicated: a node that is down takes its keys with it until it is back.
 func (s *Sharded) Usage() Usage {
 	var u Usage
-	for _, n := range s.nodes {
+	for i, n := range s.nodes {
 		nu := n.Usage()
+		if len(nu.Unanswered) > 0 {
+			u.Unanswered = append(u.Unanswered, Redact(s.names[i]))
+			continue
+		}
 		u.Keys += nu.Keys
 		u.Bytes += nu.Bytes
 		u.Capacity += nu.Capacity
@@ -300,7 +313,7 @@ func (l *lateNode) Usage() Usage {
 	if st, err := l.get(); err == nil {
 		return st.Usage()
 	}
-	return Usage{}
+	return Usage{Unanswered: []string{Redact(l.url)}}
 }
 
 // URL is the node's URL as listed (stable, so routing does not change

@@ -94,3 +94,31 @@ func TestBadNodeListSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// usageStore answers Usage with u.
+type usageStore struct {
+	*Mem
+	u Usage
+}
+
+func (s usageStore) Usage() Usage { return s.u }
+
+// A node that does not answer is named, its figures left out: a degraded
+// shard's usage is never reported as the whole.
+func TestShardedUsageNamesUnansweredNodes(t *testing.T) {
+	up := usageStore{NewMem("mem://a", 0), Usage{Keys: 9, Bytes: 900, Capacity: 1000}}
+	down := usageStore{NewMem("mem://b", 0), Usage{Unanswered: []string{"tcp://b:1"}}}
+	s := NewSharded("tcp://a:1,b:1", []string{"a:1", "b:1"}, []Store{up, down})
+	u := s.Usage()
+	if u.Keys != 9 || len(u.Unanswered) != 1 || u.Unanswered[0] != "b:1" {
+		t.Fatalf("usage with a node down: %+v", u)
+	}
+	late := &lateNode{url: "tcp://127.0.0.1:1?timeout=1s"}
+	if lu := late.Usage(); len(lu.Unanswered) != 1 {
+		t.Fatalf("a node never reached: %+v", lu)
+	}
+	s2 := NewSharded("tcp://a:1,b:1", []string{"a:1", "b:1"}, []Store{up, up})
+	if u := s2.Usage(); u.Keys != 18 || len(u.Unanswered) != 0 {
+		t.Fatalf("usage with every node up: %+v", u)
+	}
+}

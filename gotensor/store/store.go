@@ -46,6 +46,10 @@ type Usage struct {
 	Keys     int64
 	Bytes    int64
 	Capacity int64
+	// Unanswered names the nodes (of a sharded store, or a cluster's
+	// masters) that did not answer: their keys and bytes are missing from
+	// the figures, which are then a part, not the whole. Empty when all did.
+	Unanswered []string `json:",omitempty"`
 }
 
 // ValidateKey rejects keys no store can hold.
@@ -66,10 +70,24 @@ func ValidateKey(key string) error {
 // Opener makes a store from a parsed URL.
 type Opener func(u *url.URL) (Store, error)
 
+// RawOpener makes a store from its URL as given: for a scheme whose URL
+// names several hosts of one service (redis://a:1,b:2), which is not
+// split into shards and which url.Parse would refuse.
+type RawOpener func(rawURL string) (Store, error)
+
 var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{}
+	openersMu  sync.RWMutex
+	openers    = map[string]Opener{}
+	rawOpeners = map[string]RawOpener{}
 )
+
+// RegisterRawScheme makes Open hand scheme:// URLs, unparsed and unsplit,
+// to o.
+func RegisterRawScheme(scheme string, o RawOpener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	rawOpeners[scheme] = o
+}
 
 // RegisterScheme makes Open understand scheme://.
 func RegisterScheme(scheme string, o Opener) {
@@ -86,6 +104,9 @@ func Schemes() []string {
 	for s := range openers {
 		out = append(out, s)
 	}
+	for s := range rawOpeners {
+		out = append(out, s)
+	}
 	sort.Strings(out)
 	return out
 }
@@ -93,6 +114,14 @@ func Schemes() []string {
 // Open opens the store a URL names: mem://[name][?capacity=1GiB],
 // file:///dir[?capacity=...].
 func Open(rawURL string) (Store, error) {
+	if scheme, _, ok := strings.Cut(rawURL, "://"); ok {
+		openersMu.RLock()
+		ro := rawOpeners[scheme]
+		openersMu.RUnlock()
+		if ro != nil {
+			return ro(rawURL)
+		}
+	}
 	if urls, names := splitShards(rawURL); urls != nil { // scheme://a,b,c: keys sharded over the nodes
 		return openSharded(rawURL, urls, names)
 	}

@@ -16,7 +16,7 @@ var CommonOptions = []string{"timeout", "token"}
 
 // shownOptions are the options whose values a message may show; any
 // other option's value, a misspelt token= among them, is hidden.
-var shownOptions = []string{"capacity", "fsync", "timeout", "tls", "ca", "rma", "transports", "replicas", "pieces", "token_file"}
+var shownOptions = []string{"capacity", "fsync", "timeout", "tls", "ca", "rma", "transports", "replicas", "pieces", "token_file", "piece", "password_file", "servername"}
 
 // CheckOptions refuses a URL option that is neither one of known nor
 // common (a misspelt option, capcity=, would otherwise be ignored), and an
@@ -58,6 +58,7 @@ func optionName(k string) string {
 // known to be safe are shown (token= and any option this code does not
 // know, such as a misspelt tokn=, read xxxxx).
 func Redact(rawURL string) string {
+	rawURL = hidePassword(rawURL)
 	base, q, ok := strings.Cut(rawURL, "?")
 	if !ok {
 		return rawURL
@@ -78,3 +79,26 @@ func Redact(rawURL string) string {
 
 // RedactURL is Redact of u (its userinfo password hidden too).
 func RedactURL(u *url.URL) string { return Redact(u.Redacted()) }
+
+// hidePassword hides the password of a URL's userinfo
+// (scheme://user:password@host reads scheme://user:xxxxx@host), parsed
+// by hand: a URL url.Parse refuses (several hosts) may carry one too.
+func hidePassword(rawURL string) string {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return rawURL
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return rawURL
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return rawURL
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}

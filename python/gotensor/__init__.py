@@ -114,7 +114,10 @@ def open(url: str = "mem://", *, token: str | None = None) -> Store:  # noqa: A0
             is the same store within a process), file:///dir[?capacity=...],
             or a `gotensor serve` node: tcp://host:port[?timeout=30s&tls=1]
             or ucx://host:port[?transports=tcp&rma=1MiB]. List several nodes
-            (tcp://a:7707,b:7707,c:7707) to shard keys over them.
+            (tcp://a:7707,b:7707,c:7707) to shard keys over them (no
+            replication). A Redis or Valkey server or cluster:
+            redis://[user:password@]host:port[,host:port...][?replicas=1]
+            (rediss:// with TLS; docs/REDIS.md).
         token: the nodes' shared secret (default: $GOTENSOR_TOKEN); it never
             appears in messages or in Store.url.
 

@@ -172,6 +172,19 @@ def _staging_executor() -> Any:
     return _executor
 
 
+def _hide_password(url: str) -> str:
+    """url with its userinfo's password (scheme://user:password@host) hidden."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min([i for i in (rest.find(c) for c in "/?#") if i >= 0], default=len(rest))
+    at = rest.rfind("@", 0, end)
+    user, colon, _ = rest[:max(at, 0)].partition(":")
+    if at < 0 or not colon:
+        return url
+    return f"{scheme}://{user}:***@{rest[at + 1:]}"
+
+
 class Store:
     """A tensor store. Open one with gotensor.open(url); the module-level
     functions use an embedded mem:// store.
@@ -188,7 +201,7 @@ class Store:
         if not isinstance(url, str):
             raise errors.InvalidArgument(f"store URL must be a str, got {type(url).__name__}")
         self._h: int = errors.call(native.open, url)
-        self.url: str = re.sub(r"([?&])token=[^&]*", r"\1token=***", url)  # never echo a secret
+        self.url: str = _hide_password(re.sub(r"([?&])token=[^&]*", r"\1token=***", url))  # never echo a secret
 
     # -- lifecycle -------------------------------------------------------------
     def close(self) -> None:

@@ -198,9 +198,11 @@ func (c *Client) Ping(ctx context.Context) error {
 
 func (c *Client) Usage() store.Usage {
 	var u store.Usage
-	if m, err := c.do(context.Background(), &wire.Message{Header: wire.Header{Op: wire.OpUsage}}); err == nil {
-		json.Unmarshal(m.Payload, &u)
+	m, err := c.do(context.Background(), &wire.Message{Header: wire.Header{Op: wire.OpUsage}})
+	if err != nil { // the node's figures are missing, not zero
+		return store.Usage{Unanswered: []string{c.url}}
 	}
+	json.Unmarshal(m.Payload, &u)
 	return u
 }
 

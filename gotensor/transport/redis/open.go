@@ -222,13 +222,12 @@ var (
 	_ store.Editor      = (*Store)(nil)
 )
 
-// Capabilities lists the optional store interfaces this store has, all
-// of them: ranged reads (a row read moves only the pieces it covers) and
-// row edits by version (store.Editor: only the pieces an edit covers are
-// rewritten, server side). Not a Streamer: whole puts and gets already
-// move a frame's pieces in parallel, and core's link probe streams 4 to
-// 32 MiB, which on Redis is memory (a full server refused the next write).
-func (s *Store) Capabilities() []string { return []string{"RangeReader", "Editor"} }
+// Caps: ranged reads (a row read moves only the pieces it covers) and row
+// edits by version (only the pieces an edit covers are rewritten, server
+// side). No streaming: whole puts and gets already move a frame's pieces
+// in parallel, and core's link probe streams 4 to 32 MiB, which on Redis
+// is memory (a full server refused the next write).
+func (s *Store) Caps() store.Caps { return store.Caps{Ranges: s, Editor: s} }
 
 // Open connects to the server or cluster a redis:// URL names; the
 // cluster's layout is learnt from any seed host.

@@ -148,19 +148,29 @@ def _no_value(_value: Any, fut: Future[Any]) -> None:
     fut.set_result(None)
 
 
-def _gather(futs: list[Future[Any]]) -> list[Any]:
-    """Wait for every future, then raise the first error, if any."""
-    first = None
-    out = []
-    for f in futs:
+def _gather(keys: list[str], futs: list[Future[Any]], did: str) -> list[Any]:
+    """Wait for every future. Where some failed, raise the first failure's
+    class, saying which keys failed and why; the exception carries
+    ``failed`` ({key: exception}) and ``results`` ({key: result} of the
+    calls that succeeded), so a caller keeps what was done."""
+    failed: dict[str, BaseException] = {}
+    results: dict[str, Any] = {}
+    for k, f in zip(keys, futs):
         try:
-            out.append(f.result())
-        except BaseException as e:  # noqa: BLE001 - re-raised below, after the rest finish
-            first = first or e
-            out.append(None)
-    if first is not None:
+            results[k] = f.result()
+        except BaseException as e:  # noqa: BLE001 - reported below, after the rest finish
+            failed[k] = e
+    if not failed:
+        return [results[k] for k in keys]
+    first = next(iter(failed.values()))
+    if not isinstance(first, errors.GotensorError):
         raise first
-    return out
+    shown = "; ".join(f"{k!r}: {e}" for k, e in list(failed.items())[:3])
+    more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+    err = type(first)(f"{len(failed)} of {len(keys)} keys failed ({shown}{more}); the other {len(results)} were {did}")
+    err.key = next(iter(failed))
+    err.failed, err.results = failed, results  # type: ignore[attr-defined]
+    raise err from first
 
 
 def _staging_executor() -> Any:
@@ -561,18 +571,22 @@ class Store:
     def write_tensors(self, items: Items, *, codec: str = "none") -> None:
         """Write many tensors concurrently: items is a mapping or (key, tensor)
         pairs. On a sharded URL (tcp://a,b,c) they fan out over the nodes.
-        Every write runs to its end; the first error (as write_tensor raises
-        it) is raised after."""
+        Every write runs to its end. Where some fail, the first failure's
+        class is raised, naming the keys that failed; its ``failed`` is
+        {key: exception} and ``results`` holds the keys written."""
         pairs = list(items.items() if hasattr(items, "items") else items)
-        _gather([self.write_tensor_async(k, t, codec=codec) for k, t in pairs])
+        _gather([k for k, _ in pairs], [self.write_tensor_async(k, t, codec=codec) for k, t in pairs], "written")
 
     def read_tensors(self, keys: Iterable[str], *, device: Device | None = None) -> dict[str, torch.Tensor]:
         """Read many tensors concurrently (fanning out over a sharded store's
         nodes); returns {key: tensor} in the order given. Every read runs to
-        its end; the first error (e.g. KeyNotFound) is raised after."""
+        its end. Where some fail, the first failure's class is raised (e.g.
+        Unavailable for a node that is down), naming the keys that failed;
+        its ``failed`` is {key: exception} and ``results`` {key: tensor} of
+        the reads that succeeded."""
         keys = list(keys)
         futs = [self.read_tensor_async(k, device=device) for k in keys]
-        return dict(zip(keys, _gather(futs)))
+        return dict(zip(keys, _gather(keys, futs, "read")))
 
     # -- keys ------------------------------------------------------------------
     def delete(self, key: str, *, timeout: float | None = None) -> None:

@@ -91,10 +91,11 @@ def test_timeout_while_waiting_for_the_key(store):
 
 
 def test_cancel_a_running_async_op(store):
+    from concurrent.futures import CancelledError
     slow = _slow_write(store, "busy")
-    queued = store.read_tensor_async("busy")
-    assert queued.cancel()
-    with pytest.raises(gotensor.Timeout):
+    queued = store.read_tensor_async("busy")  # waits its turn behind the write: running, in Go
+    assert queued.cancel() and queued.cancelled()  # as concurrent.futures cancels a future
+    with pytest.raises(CancelledError):
         queued.result(timeout=30)
     slow.result(timeout=60)
     assert not slow.cancel()  # finished

@@ -188,14 +188,14 @@ def test_cli_error_is_a_message_not_a_traceback():
 
 
 def test_tensor_size_ceiling_is_configurable(tmp_path):
-    script = (
+    script = (  # a tensor over the limit is refused when written, so none is stored that cannot be read
         "import torch, gotensor\n"
         "s = gotensor.open('mem://')\n"
-        "s.write_tensor('w', torch.zeros(1024))\n"
         "try:\n"
-        "    s.read_tensor('w')\n"
+        "    s.write_tensor('w', torch.zeros(1024))\n"
         "except gotensor.InvalidArgument as e:\n"
-        "    print('refused', e)\n")
+        "    print('refused', e)\n"
+        "assert not s.exists('w')\n")
     env = dict(os.environ, GOTENSOR_MAX_TENSOR_BYTES="1KiB")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
     assert "refused" in r.stdout and "limit" in r.stdout

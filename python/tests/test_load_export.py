@@ -65,7 +65,7 @@ def test_load_of_a_non_model_directory_fails(tmp_path, make):
     if make == "not-a-model":
         (d / "README.txt").write_text("hello")
     r = _gotensor("load", str(d), "--to", f"file://{tmp_path}/s")
-    assert r.returncode == 1 and "InvalidArgument" in r.stderr and "-np directory" in r.stderr, r.stderr
+    assert r.returncode == 2 and "InvalidArgument" in r.stderr and "-np directory" in r.stderr, r.stderr
     assert "loaded" not in r.stdout
 
 
@@ -74,7 +74,7 @@ def test_load_of_a_corrupt_file_is_corrupt_data(tmp_path, content):
     f = tmp_path / "bad.safetensors"
     f.write_bytes(content)
     r = _gotensor("load", str(f), "--to", f"file://{tmp_path}/s")
-    assert r.returncode == 1 and "CorruptData" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 4 and "CorruptData" in r.stderr and "Traceback" not in r.stderr, r.stderr
     with pytest.raises(gotensor.CorruptData):
         load(str(f), "mem://", progress=False)
 
@@ -85,7 +85,7 @@ def test_load_of_a_corrupt_npy_is_corrupt_data(tmp_path):
     np.save(d / "w", np.arange(1000.0))
     (d / "w.npy").write_bytes((d / "w.npy").read_bytes()[:200])  # truncated
     r = _gotensor("load", str(d), "--to", f"file://{tmp_path}/s")
-    assert r.returncode == 1 and "CorruptData" in r.stderr and "w.npy" in r.stderr, r.stderr
+    assert r.returncode == 4 and "CorruptData" in r.stderr and "w.npy" in r.stderr, r.stderr
 
 
 def test_load_codec_falls_back_per_tensor_and_says_so(tmp_path, model):
@@ -101,7 +101,7 @@ def test_load_codec_falls_back_per_tensor_and_says_so(tmp_path, model):
 
 def test_load_unknown_codec_still_fails(tmp_path, model):
     r = _gotensor("load", str(model[0]), "--to", f"file://{tmp_path}/s", "--codec", "nope")
-    assert r.returncode == 1 and "unknown codec" in r.stderr
+    assert r.returncode == 2 and "unknown codec" in r.stderr
 
 
 def test_load_dtype_bfloat16_converts_floats_only(tmp_path, model):
@@ -153,8 +153,10 @@ def test_export_then_load_round_trips(tmp_path, model):
 
 
 def test_export_of_nothing_fails(tmp_path):
+    with gotensor.open(f"file://{tmp_path}/empty"):
+        pass
     r = _gotensor("export", f"file://{tmp_path}/empty", "--to", str(tmp_path / "x.safetensors"), "--prefix", "no/")
-    assert r.returncode == 1 and "nothing to export" in r.stderr
+    assert r.returncode == 2 and "nothing to export" in r.stderr
     assert not (tmp_path / "x.safetensors").exists()
 
 
@@ -181,8 +183,8 @@ def test_ls_stat_get_rm(tmp_path):
         s.write_tensor("y", torch.zeros(1))
     assert _gotensor("ls", url).stdout.split() == ["x/a", "x/b", "y"]
     assert _gotensor("ls", url, "x/").stdout.split() == ["x/a", "x/b"]
-    long = _gotensor("ls", "-l", url, "x/").stdout.splitlines()
-    assert "int64" in long[0] and "[2,3]" in long[0] and "planes" in long[1]
+    head, *long = _gotensor("ls", "-l", url, "x/").stdout.splitlines()
+    assert head.split()[0] == "DTYPE" and "int64" in long[0] and "[2,3]" in long[0] and "planes" in long[1]
     import json
     st = json.loads(_gotensor("stat", url, "x/a", "--json").stdout)
     assert st["dtype"] == "int64" and st["shape"] == [2, 3] and st["raw_bytes"] == 48
@@ -194,13 +196,13 @@ def test_ls_stat_get_rm(tmp_path):
     assert _gotensor("rm", url, "x/a", "y").returncode == 0
     assert _gotensor("ls", url).stdout.split() == ["x/b"]
     r = _gotensor("get", url, "x/a")
-    assert r.returncode == 1 and "KeyNotFound" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 3 and "KeyNotFound" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_errors_never_print_the_token(model, tmp_path):
     # the core's message echoes the URL it could not open; the command hides the secret in it
     r = _gotensor("load", str(model[0]), "--to", "bogus://x?token=SEKRIT")
-    assert r.returncode == 1 and "unknown store scheme" in r.stderr and "SEKRIT" not in r.stderr, r.stderr
+    assert r.returncode == 2 and "unknown store scheme" in r.stderr and "SEKRIT" not in r.stderr, r.stderr
     (tmp_path / "tok").write_text("FILESECRET")
     r = _gotensor("ls", "bogus://y?token=FILESECRET", "--token-file", str(tmp_path / "tok"))
-    assert r.returncode == 1 and "FILESECRET" not in r.stdout + r.stderr, r.stderr
+    assert r.returncode == 2 and "FILESECRET" not in r.stdout + r.stderr, r.stderr

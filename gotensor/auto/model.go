@@ -53,7 +53,6 @@ var unknownSpeed = Speed{math.Inf(1), math.Inf(1)} // none's before it is measur
 // coded on the sample.
 func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samples int) {
 	k, now := kindOf(meta.DType, len(raw)), c.o.Now()
-	sample := middle(raw, c.o.SampleBytes)
 	n := float64(len(raw))
 	for _, cd := range c.o.Candidates {
 		id := cd.ID()
@@ -69,7 +68,7 @@ func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samp
 		r := 1.0
 		if id != codec.IDNone {
 			samples++
-			if r = Ratio(cd, meta, sample); r < 1+c.o.Gain {
+			if r = codec.SampleRatio(cd, meta, raw, c.o.SampleBytes); r < 1+c.o.Gain {
 				continue // it would only cost time: the frame stores such chunks raw
 			}
 		}
@@ -121,29 +120,4 @@ func (c *Chooser) margin(x, simpler *cost, last codec.Codec) float64 {
 		m -= c.o.Keep
 	}
 	return m
-}
-
-// Ratio is raw over coded bytes of c on sample, 1 where c does not shrink
-// it (a frame stores such chunks raw): whether coding the tensor pays in
-// bytes, from a sample of it.
-func Ratio(c codec.Codec, meta tensor.Meta, sample []byte) float64 {
-	s := sample[:len(sample)&^15]
-	if c.ID() == codec.IDNone || len(s) == 0 {
-		return 1
-	}
-	enc, _, err := c.Encode(nil, s, codec.Info{Meta: meta})
-	if err != nil || len(enc) == 0 || len(enc) >= len(s) {
-		return 1
-	}
-	return float64(len(s)) / float64(len(enc))
-}
-
-// middle is up to n bytes from the middle of b, from a multiple of 16
-// bytes as chunks are: headers and padding skew a tensor's ends.
-func middle(b []byte, n int) []byte {
-	if len(b) <= n {
-		return b
-	}
-	at := (len(b)/2 - n/2) &^ 15
-	return b[at : at+n]
 }

@@ -315,7 +315,7 @@ func (w *world) batch(t *testing.T, d *datadriven.TestData) string {
 
 // stored is the frame's size for raw coded with c, by its sample's ratio.
 func (w *world) stored(c codec.Codec, meta tensor.Meta, raw []byte) int {
-	return int(float64(len(raw)) / Ratio(c, meta, middle(raw, w.c.o.SampleBytes)))
+	return int(float64(len(raw)) / codec.SampleRatio(c, meta, raw, w.c.o.SampleBytes))
 }
 
 // how says how a write's codec was chosen, from the stats around it.

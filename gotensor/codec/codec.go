@@ -1,10 +1,11 @@
 // Package codec is what the chunk codecs share: the Codec interface, the
-// codec IDs a frame names, the registry and the parsing of codec names
-// and specs. A codec turns one chunk of raw tensor bytes into an encoded
-// chunk and back; framing, checksums and parallelism live in package
-// frame. The codecs live in their family packages (planes, deflate,
-// quant, lz), which register themselves: importing gotensor/codec/all
-// makes them all available. docs/CODECS.md tells them apart.
+// codec IDs a frame names, the registry, the parsing of codec names and
+// specs, and SampleRatio, whether coding a tensor pays. A codec turns one
+// chunk of raw tensor bytes into an encoded chunk and back; framing,
+// checksums and parallelism live in package frame. The codecs live in
+// their family packages (planes, deflate, quant, lz), which register
+// themselves: importing gotensor/codec/all makes them all available.
+// docs/CODECS.md tells them apart.
 package codec
 
 import (

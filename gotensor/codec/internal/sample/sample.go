@@ -1,15 +1,22 @@
-// Package sample is the one place the codecs decide whether entropy
-// coding a byte plane pays: a histogram of a sample of the plane, its
-// order-0 entropy, and one threshold. A mantissa plane of real weights is
-// close to uniform: Huffman coding saves a fraction of a percent there
-// and costs as much time as the exponent plane, both ways (planes'
-// huff0 blocks, shuffle-deflate's Huffman blocks alike). A histogram of a
-// sample is far cheaper than a failed compression; the Miller-Madow
-// correction keeps a uniform plane from looking a few percent
-// compressible in a small sample.
+// Package sample is the one place gotensor decides, from a sample of a
+// tensor's bytes, whether coding them pays: Ratio for a whole tensor (the
+// codec.SampleRatio that "auto" weighs its candidates with), and Pays,
+// Plane and Bytes for a byte plane, inside the codecs.
 //
-// The sample is runs of runLen elements spread over the plane, the same
-// bytes whether the plane is read from the elements (Plane: planes
+// Ratio codes Middle, a slice from the tensor's middle, with the codec
+// itself: what it saves there is what the tensor's chunks would save.
+//
+// For a byte plane, a histogram of a sample of the plane, its order-0
+// entropy and one threshold decide whether entropy coding it pays. A
+// mantissa plane of real weights is close to uniform: Huffman coding
+// saves a fraction of a percent there and costs as much time as the
+// exponent plane, both ways (planes' huff0 blocks, shuffle-deflate's
+// Huffman blocks alike). A histogram of a sample is far cheaper than a
+// failed compression; the Miller-Madow correction keeps a uniform plane
+// from looking a few percent compressible in a small sample.
+//
+// A plane's sample is runs of runLen elements spread over the plane, the
+// same bytes whether the plane is read from the elements (Plane: planes
 // decides before it splits) or from the split plane (Bytes:
 // shuffle-deflate, whose two streams cut a plane in two).
 package sample
@@ -30,6 +37,31 @@ const (
 	// minLen is the least plane worth sampling: smaller ones stay raw
 	minLen = 256
 )
+
+// Middle is up to n bytes from the middle of b, from a multiple of 16
+// bytes as chunks are: headers and padding skew a tensor's ends.
+func Middle(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	at := (len(b)/2 - n/2) &^ 15
+	return b[at : at+n]
+}
+
+// Ratio is raw over coded bytes of encode on the whole 16-byte units of
+// s, 1 where it does not shrink them (a frame stores such chunks raw) or
+// fails.
+func Ratio(s []byte, encode func(src []byte) ([]byte, error)) float64 {
+	s = s[:len(s)&^15]
+	if len(s) == 0 {
+		return 1
+	}
+	enc, err := encode(s)
+	if err != nil || len(enc) == 0 || len(enc) >= len(s) {
+		return 1
+	}
+	return float64(len(s)) / float64(len(enc))
+}
 
 // Pays reports whether coding the m bytes counted in hist saves at least
 // Threshold of them.

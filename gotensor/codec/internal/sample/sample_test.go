@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,5 +87,47 @@ func TestPlaneMatchesBytes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Middle takes n bytes from the middle of b, from a multiple of 16.
+func TestMiddle(t *testing.T) {
+	b := make([]byte, 200)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	if got := Middle(b, 300); len(got) != 200 {
+		t.Errorf("short: %d bytes, want all", len(got))
+	}
+	if got := Middle(b, 50); len(got) != 50 || got[0] != 64 { // (100-25)&^15
+		t.Errorf("from %d, %d bytes; want from 64, 50", got[0], len(got))
+	}
+}
+
+// Ratio codes whole 16-byte units and is 1 where coding does not shrink
+// them or fails.
+func TestRatio(t *testing.T) {
+	half := func(src []byte) ([]byte, error) { return src[:len(src)/2], nil }
+	var coded int
+	count := func(src []byte) ([]byte, error) { coded = len(src); return src[:1], nil }
+	for _, c := range []struct {
+		name string
+		s    []byte
+		enc  func([]byte) ([]byte, error)
+		want float64
+	}{
+		{"half", make([]byte, 64), half, 2},
+		{"under a unit", make([]byte, 15), half, 1},
+		{"same size", make([]byte, 64), func(src []byte) ([]byte, error) { return src, nil }, 1},
+		{"empty", make([]byte, 64), func([]byte) ([]byte, error) { return nil, nil }, 1},
+		{"error", make([]byte, 64), func(src []byte) ([]byte, error) { return src[:1], errors.ErrUnsupported }, 1},
+		{"units", make([]byte, 40), count, 32},
+	} {
+		if got := Ratio(c.s, c.enc); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if coded != 32 {
+		t.Errorf("coded %d bytes of 40, want 32", coded)
 	}
 }

@@ -13,6 +13,8 @@ import (
 // Spec is the codec spec that leaves the codec to the Chooser.
 const Spec = "auto"
 
+var none, _ = codec.ByName("none")
+
 // Chooser resolves the codec spec of every write to one store, choosing
 // where it is "auto", and learns from what the store's writes, reads and
 // transfers took: its user calls Choose once per write and Read once per
@@ -23,7 +25,6 @@ type Chooser struct {
 	url      string
 	prober   Prober
 	probed   sync.Once
-	none     codec.Codec
 	weighing sync.Mutex // held while a kind is weighed: a batch's writes of a kind take the first's choice
 
 	mu      sync.Mutex // guards what follows
@@ -69,17 +70,13 @@ type Stats struct {
 // seed, and whose link p probes (nil: none).
 func New(url string, p Prober, o Options) *Chooser {
 	c := &Chooser{o: o, url: url, prober: p, factors: map[factorKey]factor{}, choices: map[kind]choice{}}
-	c.none, _ = codec.ByName("none")
 	if c.o.Speed == nil {
-		c.o.Speed = func(d tensor.DType, cd codec.Codec, sample []byte) (Speed, bool) {
-			return measuredSpeed(d, cd, sample, &c.o)
-		}
+		c.o.Speed = c.measuredSpeed
 	}
 	c.link = newLinkFit(url, &c.o)
 	return c
 }
 
-// locked runs f with c.mu held.
 func (c *Chooser) locked(f func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,19 +104,17 @@ type Write struct {
 // time, chosen once per kind of tensor within ChoiceTTL. A store across a
 // link is probed before the first write that can teach a factor, so that
 // writes are weighed against a measured link, not a seed.
-func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw []byte, streamed bool) (Write, error) {
-	var w Write
-	var err error
+func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw []byte, streamed bool) (w Write, err error) {
 	switch {
 	case spec != Spec:
 		w.Codec, w.Param, err = codec.Parse(spec)
 	case raw == nil:
-		w.Codec = c.none
+		w.Codec = none
 		if planes, err := codec.ByName("planes"); err == nil && planes.Supports(meta.DType) {
 			w.Codec = planes
 		}
 	case len(raw) < c.o.CodeMin:
-		w.Codec = c.none
+		w.Codec = none
 	}
 	if err != nil || raw == nil {
 		return w, err
@@ -143,35 +138,32 @@ func (c *Chooser) choose(meta tensor.Meta, raw []byte, streamed bool) codec.Code
 	c.weighing.Lock()
 	defer c.weighing.Unlock()
 	k, now := kindOf(meta.DType, len(raw)), c.o.Now()
-	var last choice
-	var seen, reuse bool
-	c.locked(func() {
-		last, seen = c.choices[k]
-		if reuse = seen && !last.stale && now.Sub(last.at) < c.o.ChoiceTTL && !now.Before(last.at); reuse {
-			c.stats.Reused++
-		}
-	})
-	if reuse {
+	c.mu.Lock()
+	last, seen := c.choices[k]
+	if seen && !last.stale && now.Sub(last.at) < c.o.ChoiceTTL && !now.Before(last.at) {
+		c.stats.Reused++
+		c.mu.Unlock()
 		return last.c
 	}
+	c.mu.Unlock()
 	costs, samples := c.costs(meta, raw, c.model(streamed))
 	best := c.pick(costs, last.c).c
-	c.locked(func() {
-		c.choices[k] = choice{c: best, at: now}
-		c.stats.Weighed++
-		c.stats.Samples += int64(samples)
-		switch {
-		case !seen:
-			c.stats.New++
-		case last.stale:
-			c.stats.Factor++
-		default:
-			c.stats.Expired++
-		}
-		if seen && last.c.ID() != best.ID() {
-			c.stats.Flips++
-		}
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.choices[k] = choice{c: best, at: now}
+	c.stats.Weighed++
+	c.stats.Samples += int64(samples)
+	switch {
+	case !seen:
+		c.stats.New++
+	case last.stale:
+		c.stats.Factor++
+	default:
+		c.stats.Expired++
+	}
+	if seen && last.c.ID() != best.ID() {
+		c.stats.Flips++
+	}
 	return best
 }
 
@@ -191,21 +183,19 @@ type call struct {
 	started uint64
 }
 
-func (c *Chooser) begin() (t call) {
-	c.locked(func() {
-		c.active++
-		c.started++
-		t = call{alone: c.active == 1, started: c.started}
-	})
-	return t
+func (c *Chooser) begin() call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active++
+	c.started++
+	return call{alone: c.active == 1, started: c.started}
 }
 
 func (c *Chooser) end(t call) (alone bool) {
-	c.locked(func() {
-		c.active--
-		alone = t.alone && c.started == t.started
-	})
-	return alone
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active--
+	return t.alone && c.started == t.started
 }
 
 // Done reports the write over, with a frame of stored bytes or err. A
@@ -216,19 +206,13 @@ func (w *Write) Done(stored int64, err error) {
 	if c == nil {
 		return
 	}
-	alone := c.end(w.call)
-	if err != nil {
-		return
-	}
-	if w.cpuOK {
-		if cpu, ok := c.o.CPU(); ok {
-			if v, ok := cpuShare(w.cpu, cpu); ok {
-				c.locked(func() { c.link.observeCPU(v * peerShares(c.url)) })
-			}
+	if alone := c.end(w.call); err == nil {
+		if v := c.cpuSince(w.cpu, w.cpuOK); v >= 0 {
+			c.locked(func() { c.link.observeCPU(v) })
 		}
-	}
-	if alone {
-		c.learn(w.k, w.Codec, ToStore, w.m, w.raw, stored, c.o.Now().Sub(w.chose))
+		if alone {
+			c.learn(w.k, w.Codec, ToStore, w.m, w.raw, stored, c.o.Now().Sub(w.chose))
+		}
 	}
 }
 
@@ -259,11 +243,9 @@ func (c *Chooser) learn(k kind, cd codec.Codec, w Way, m model, raw int, stored 
 	if raw < c.o.CodeMin {
 		return // ruled by costs per call
 	}
-	sp, ok := c.o.Speed(k.d, cd, nil)
-	if !ok && cd.ID() != codec.IDNone {
+	sp, ok := c.speed(k.d, cd, nil)
+	if !ok {
 		return // not modelled
-	} else if !ok {
-		sp = unknownSpeed
 	}
 	expected, read := m.times(float64(raw), float64(stored), sp)
 	if w == FromStore {

@@ -1,8 +1,15 @@
 package auto
 
 import (
+	"context"
+	"net"
+	"net/url"
+	"runtime"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/gotensor/gotensor/gotensor/store"
 )
 
 // Link is the Chooser's estimate of the link to its store: a transfer of
@@ -33,7 +40,6 @@ const (
 // b*bytes: weight, bytes, bytes², seconds, bytes*seconds.
 type fitSums struct{ w, n, nn, t, nt float64 }
 
-// plus is f plus k times g; point is one point's sums.
 func (f fitSums) plus(g fitSums, k float64) fitSums {
 	return fitSums{f.w + k*g.w, f.n + k*g.n, f.nn + k*g.nn, f.t + k*g.t, f.nt + k*g.nt}
 }
@@ -163,4 +169,89 @@ func (e *linkFit) reseed(rtt, d time.Duration, n int64, cpu float64) {
 	}
 	e.l.Seed = "probe"
 	e.l.Samples++
+}
+
+// Prober is a store across a link, which the Chooser probes before the
+// first write it weighs or learns from.
+type Prober interface {
+	Has(ctx context.Context, key string) (bool, error)
+	store.StreamWriter
+}
+
+const probeKey = ".gotensor-link-probe"
+
+// probe seeds the link estimate with a round trip (the latency) and a
+// streamed upload (the rate and the CPU share moving takes), aborted so
+// that nothing is stored. A store that fails it keeps its seed.
+func (c *Chooser) probe(ctx context.Context) {
+	o, p := &c.o, c.prober
+	t0 := o.Now()
+	if _, err := p.Has(ctx, probeKey); err != nil {
+		return
+	}
+	rtt := o.Now().Sub(t0)
+	sink, err := p.PutStream(ctx, probeKey)
+	if err != nil {
+		return
+	}
+	part := make([]byte, o.ProbePart)
+	cpu0, cpuOK := o.CPU()
+	start := o.Now()
+	var sent int64
+	for sent < o.ProbeMax && (sent < o.ProbeMin || o.Now().Sub(start) < o.ProbeTime) {
+		if err = sink.WritePart(sent, part); err != nil {
+			break
+		}
+		sent += int64(len(part))
+	}
+	sink.Abort() // waits for the parts in flight, then a round trip
+	d := o.Now().Sub(start) - rtt
+	if err != nil || sent == 0 || d <= 0 {
+		return
+	}
+	share := c.cpuSince(cpu0, cpuOK)
+	c.locked(func() { c.link.reseed(rtt, d, sent, share) })
+}
+
+// CPUTimes are the CPU time this process has used (Busy) and the CPU time
+// the machine has had (Total: wall time times cores), in nanoseconds.
+type CPUTimes struct{ Busy, Total uint64 }
+
+// ReadCPU reads the process's CPU time (getrusage) and the wall time
+// times cores.
+func ReadCPU() (CPUTimes, bool) {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return CPUTimes{}, false
+	}
+	wall := uint64(time.Now().UnixNano()) * uint64(runtime.NumCPU())
+	return CPUTimes{Busy: uint64(ru.Utime.Nano() + ru.Stime.Nano()), Total: wall}, true
+}
+
+// cpuSince is the share of the machine's CPU this process used since a
+// (read where aOK), times peerShares; -1 where unknown, as when too
+// little time passed to tell.
+func (c *Chooser) cpuSince(a CPUTimes, aOK bool) float64 {
+	if !aOK {
+		return -1
+	}
+	b, ok := c.o.CPU()
+	if !ok || b.Total < a.Total+uint64(time.Millisecond) || b.Busy < a.Busy {
+		return -1
+	}
+	return float64(b.Busy-a.Busy) / float64(b.Total-a.Total) * peerShares(c.url)
+}
+
+// peerShares is how many times the CPU this process takes to move bytes
+// to the store at rawURL the machine spends: twice for a node on the
+// loopback, whose receiving takes about what the sending does.
+func peerShares(rawURL string) float64 {
+	u, err := url.Parse(strings.Split(rawURL, ",")[0])
+	if err != nil {
+		return 1
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
+		return 2
+	}
+	return 1
 }

@@ -1,9 +1,13 @@
 package auto
 
 import (
+	"context"
 	"math"
+	"sync"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/codec"
+	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/tensor"
 )
 
@@ -32,6 +36,125 @@ func (m model) combine(code, move float64) float64 {
 	return code + move
 }
 
+// Speed is a codec's throughput on one dtype on this machine with all its
+// workers, in raw bytes per second.
+type Speed struct{ Encode, Decode float64 }
+
+// speed is Options.Speed, but none's is known before it is measured: no
+// coding time.
+func (c *Chooser) speed(d tensor.DType, cd codec.Codec, sample []byte) (Speed, bool) {
+	sp, ok := c.o.Speed(d, cd, sample)
+	if !ok && cd.ID() == codec.IDNone {
+		return Speed{math.Inf(1), math.Inf(1)}, true
+	}
+	return sp, ok
+}
+
+type speedKey struct {
+	d tensor.DType
+	c codec.ID
+}
+
+// measured holds this process's codec speeds, each measured once.
+var measured = struct {
+	sync.Mutex
+	m map[speedKey]Speed
+}{m: map[speedKey]Speed{}}
+
+// measuredSpeed measures a codec on the tensor's own bytes (not a tiling
+// of fewer: repeats within a codec's window would make it look faster
+// than it is), framed and decoded SpeedRuns times, and keeps the fastest
+// run each way: other work on the machine only slows a run down.
+func (c *Chooser) measuredSpeed(d tensor.DType, cd codec.Codec, b []byte) (sp Speed, ok bool) {
+	measured.Lock()
+	defer measured.Unlock()
+	if sp, ok = measured.m[speedKey{d, cd.ID()}]; ok || len(b) < c.o.SpeedMin {
+		return sp, ok
+	}
+	b = b[:min(len(b), c.o.SpeedMax)/d.Size()*d.Size()]
+	meta := tensor.Meta{DType: d, Shape: []int64{int64(len(b) / d.Size())}}
+	back := make([]byte, len(b))
+	for range c.o.SpeedRuns {
+		start := time.Now()
+		f, err := frame.Encode(meta, b, cd.Name(), frame.Options{})
+		mid := time.Now()
+		if err != nil {
+			return sp, false
+		} else if _, err := frame.Decode(context.Background(), f, back, frame.DefaultLimits); err != nil {
+			return sp, false
+		}
+		sp.Encode = max(sp.Encode, float64(len(b))/max(mid.Sub(start).Seconds(), 1e-9))
+		sp.Decode = max(sp.Decode, float64(len(b))/max(time.Since(mid).Seconds(), 1e-9))
+	}
+	measured.m[speedKey{d, cd.ID()}] = sp
+	return sp, true
+}
+
+// A factor is how much longer than the model expected a store's
+// transfers of a kind of tensor with a codec took one way (observed /
+// expected seconds): what the model leaves out, such as coding and moving
+// taking the same cores, measured where it matters.
+type factorKey struct {
+	k kind
+	c codec.ID
+	w Way
+}
+
+type factor struct {
+	v  float64
+	at time.Time // last observed
+}
+
+// own is k's factor where it was observed within FactorTTL of now, else
+// 1; c.mu held, as for the methods below.
+func (c *Chooser) own(k factorKey, now time.Time) (float64, bool) {
+	f, ok := c.factors[k]
+	if !ok || now.Sub(f.at) >= c.o.FactorTTL || now.Before(f.at) {
+		return 1, false
+	}
+	return f.v, true
+}
+
+// weighed is the factor a codec is weighed with before any floor: its
+// own, else none's (what slowed none's transfers, such as a link slower
+// than its estimate, slows every codec's), else 1: the model's word, so
+// that a codec the model says pays is tried and its own transfers tell.
+func (c *Chooser) weighed(k factorKey, now time.Time) (float64, bool) {
+	if v, ok := c.own(k, now); ok {
+		return v, true
+	}
+	k.c = codec.IDNone
+	v, _ := c.own(k, now)
+	return v, false
+}
+
+// factor is id's factor for a kind and way, and whether it is id's own. A
+// coded codec's is no less than none's (1 where none has none of its
+// own) unless both are their own and learnt from transfers like this one
+// (alone): its speeds are the fastest of several runs alone, so a
+// transfer of it faster than expected shows a link faster than its
+// estimate, over which none would have moved as fast.
+func (c *Chooser) factor(k kind, id codec.ID, w Way, alone bool, now time.Time) (float64, bool) {
+	v, own := c.weighed(factorKey{k, id, w}, now)
+	floor, noneOwn := c.own(factorKey{k, codec.IDNone, w}, now)
+	if id == codec.IDNone || own && noneOwn && alone {
+		return v, own
+	}
+	return max(v, min(floor, 1)), own
+}
+
+// observe moves id's factor by FactorWeight from what it was weighed with
+// toward actual/expected, and says whether it moved by more than Drift.
+func (c *Chooser) observe(k kind, id codec.ID, w Way, actual, expected float64, now time.Time) bool {
+	if expected < c.o.FactorMin.Seconds() || actual <= 0 {
+		return false
+	}
+	old, _ := c.weighed(factorKey{k, id, w}, now)
+	v := old + c.o.FactorWeight*(min(max(actual/expected, c.o.MinFactor), c.o.MaxFactor)-old)
+	c.factors[factorKey{k, id, w}] = factor{v, now}
+	return math.Abs(v-old) > c.o.Drift*old
+}
+
 // cost is one candidate's expected write and read for a tensor.
 type cost struct {
 	c           codec.Codec
@@ -45,35 +168,29 @@ type cost struct {
 // time is the expected write+read seconds, each scaled by its factor.
 func (c *cost) time() float64 { return c.wf*c.write + c.rf*c.read }
 
-var unknownSpeed = Speed{math.Inf(1), math.Inf(1)} // none's before it is measured: no coding time
-
 // costs weighs each candidate for a tensor whose bytes are raw, over m;
-// candidates whose speed is not known, or that shrink the sample by less
-// than Gain, are left out (none never is). samples counts the candidates
-// coded on the sample.
+// candidates whose speed is not known, or that shrink the sample
+// (codec.SampleRatio) by less than Gain, are left out (none never is).
+// samples counts the candidates coded on the sample.
 func (c *Chooser) costs(meta tensor.Meta, raw []byte, m model) (out []cost, samples int) {
-	k, now := kindOf(meta.DType, len(raw)), c.o.Now()
-	n := float64(len(raw))
+	k, now, n := kindOf(meta.DType, len(raw)), c.o.Now(), float64(len(raw))
 	for _, cd := range c.o.Candidates {
 		id := cd.ID()
 		if !cd.Supports(meta.DType) || id == codec.IDPlanes && !meta.DType.IsFloat() {
 			continue
 		}
-		sp, ok := c.o.Speed(meta.DType, cd, raw)
-		if !ok && id != codec.IDNone {
+		sp, ok := c.speed(meta.DType, cd, raw)
+		if !ok {
 			continue
-		} else if !ok {
-			sp = unknownSpeed
 		}
-		r := 1.0
+		x := cost{c: cd, ratio: 1}
 		if id != codec.IDNone {
 			samples++
-			if r = codec.SampleRatio(cd, meta, raw, c.o.SampleBytes); r < 1+c.o.Gain {
+			if x.ratio = codec.SampleRatio(cd, meta, raw, c.o.SampleBytes); x.ratio < 1+c.o.Gain {
 				continue // it would only cost time: the frame stores such chunks raw
 			}
 		}
-		x := cost{c: cd, ratio: r}
-		x.write, x.read = m.times(n, n/r, sp)
+		x.write, x.read = m.times(n, n/x.ratio, sp)
 		if !math.IsInf(sp.Encode, 1) {
 			x.coding = n/sp.Encode + n/sp.Decode
 		}
@@ -100,10 +217,9 @@ func (c *Chooser) pick(costs []cost, last codec.Codec) *cost {
 	return best
 }
 
-// margin is the share of simpler's time x must save to replace it: Gain
-// plus CodingGain for each share of x's time that is coding, or
-// ObservedGain where both are observed; Keep more where simpler was the
-// kind's last choice, Keep less where x was.
+// margin is the share of simpler's time x must save to replace it, from
+// Gain, CodingGain, ObservedGain and Keep, the kind's last choice being
+// simpler (Keep more) or x (Keep less).
 func (c *Chooser) margin(x, simpler *cost, last codec.Codec) float64 {
 	m := c.o.Gain
 	if t := x.write + x.read; t > 0 {

@@ -42,33 +42,27 @@ type Options struct {
 	ProbeTime                     time.Duration
 	// A codec's speed is measured on SpeedMin to SpeedMax bytes of a
 	// tensor, the fastest of SpeedRuns runs each way (1 MiB, 16 MiB, 3).
-	SpeedMin, SpeedMax, SpeedRuns int
-	// SampleBytes is the most bytes of a tensor coded for a ratio (64 KiB).
-	SampleBytes int
-	// CodeMin is the least bytes "auto" codes, or learns from (16 KiB).
-	CodeMin int
+	// SampleBytes is the most bytes of a tensor coded for a ratio (64
+	// KiB); CodeMin the least bytes "auto" codes, or learns from (16 KiB).
+	SpeedMin, SpeedMax, SpeedRuns, SampleBytes, CodeMin int
 	// Gain is the least share of the simpler codec's expected time a codec
 	// must save to replace it, plus CodingGain for each share of its own
 	// time that is coding (0.1, 0.1); ObservedGain replaces both where
 	// both codecs are observed (0.05). Keep is the hysteresis about that
 	// margin (0.05).
 	Gain, CodingGain, ObservedGain, Keep float64
-	// ChoiceTTL is how long a kind's choice is reused (1 s).
-	ChoiceTTL time.Duration
-	// Drift is the share by which a factor must move for its kind to be
-	// weighed again (0.25).
-	Drift float64
-	// FactorWeight is a transfer's weight in its factor (0.5), which is
-	// kept within [MinFactor, MaxFactor] (0.25, 8) and forgotten after
-	// FactorTTL unobserved (20 s); a transfer the model expects to take
-	// under FactorMin teaches nothing (5 ms).
-	FactorWeight, MinFactor, MaxFactor float64
-	FactorTTL, FactorMin               time.Duration
+	// ChoiceTTL is how long a kind's choice is reused (1 s). FactorWeight
+	// is a transfer's weight in its factor (0.5), which is kept within
+	// [MinFactor, MaxFactor] (0.25, 8) and forgotten after FactorTTL
+	// unobserved (20 s); a transfer the model expects to take under
+	// FactorMin teaches nothing (5 ms). A factor that moves by more than
+	// Drift of itself has its kind weighed again (0.25).
+	ChoiceTTL, FactorTTL, FactorMin           time.Duration
+	FactorWeight, MinFactor, MaxFactor, Drift float64
 }
 
 // Defaults are the Options gotensor runs with.
 func Defaults() Options {
-	none, _ := codec.ByName("none")
 	planes, _ := codec.ByName("planes")
 	lz4, _ := codec.ByName("lz4")
 	return Options{

@@ -20,9 +20,8 @@ type Link struct {
 	LatencySeconds     float64 `json:"latency_seconds"`
 	ReadBytesPerSecond float64 `json:"read_bytes_per_second"`
 	ReadLatencySeconds float64 `json:"read_latency_seconds"`
-	// CPUShare is the share of the machine's CPU that moving bytes keeps
-	// busy at the link's rate: 0 where a NIC moves them by itself, 1
-	// where moving takes every core (loopback TCP on a few).
+	// CPUShare is the share of the machine's CPU moving bytes keeps busy at
+	// the link's rate: 0 where a NIC moves them, 1 where it takes every core.
 	CPUShare float64 `json:"cpu_share"`
 	Samples  int64   `json:"samples"` // busy periods fitted, and probes
 	Seed     string  `json:"seed"`    // the estimate it started from, or "probe"
@@ -36,8 +35,7 @@ const (
 	FromStore
 )
 
-// fitSums are the weighted sums of a least-squares fit of seconds = a +
-// b*bytes: weight, bytes, bytes², seconds, bytes*seconds.
+// fitSums are the weighted sums of a least-squares fit of seconds = a + b*bytes.
 type fitSums struct{ w, n, nn, t, nt float64 }
 
 func (f fitSums) plus(g fitSums, k float64) fitSums {
@@ -61,14 +59,12 @@ func (f fitSums) line() (a, b float64) {
 }
 
 // linkFit is the running Link, guarded by its Chooser's mu: each way, a
-// least-squares line through recent busy periods (from the link going
-// busy to it going idle: transfers in flight together share the link),
-// each its bytes and time, fitted to the way most of its bytes went (both
-// when it moved none). A period in which a coded frame moved is left out:
-// where moving takes the CPU, coding slows it, which the model counts by
-// itself (CPUShare). Round trips (periods under LinkBulk bytes) and bulk
-// periods decay each their own sums, so that many round trips in a row
-// (stats, deletes) do not decay the bulk periods away.
+// least-squares line through recent busy periods (concurrent transfers
+// share the link), each its bytes and time, fitted to the way most of its
+// bytes went. A period that moved a coded frame is left out: coding slows
+// moving where moving takes the CPU, which the model counts (CPUShare).
+// Round trips (under LinkBulk bytes) and bulk periods decay apart, so that
+// many stats or deletes in a row do not decay the bulk periods away.
 type linkFit struct {
 	o      *Options
 	l      Link
@@ -92,8 +88,7 @@ func newLinkFit(url string, o *Options) linkFit {
 	return e
 }
 
-// seed makes (0, t0) and (n1, t1) the fit's prior and restarts both
-// ways' sums from them.
+// seed makes (0, t0) and (n1, t1) the prior and restarts both ways' fits.
 func (e *linkFit) seed(t0, n1, t1 float64) {
 	e.prior = fitSums{}.plus(point(0, t0), e.o.LinkPrior).plus(point(n1, t1), e.o.LinkPrior)
 	for w := range e.fit {
@@ -110,7 +105,6 @@ func (e *linkFit) class(n float64) int {
 	return 1
 }
 
-// solve sets way w's latency and rate from its fit.
 func (e *linkFit) solve(w int) {
 	a, b := e.prior.plus(e.fit[w][0], 1).plus(e.fit[w][1], 1).line()
 	if w == int(ToStore) {
@@ -127,10 +121,9 @@ func (e *linkFit) begin(now time.Time) {
 	e.active++
 }
 
-// end ends a transfer of n bytes (n < 0: failed), of a coded frame or
-// not, and fits the busy period it closes: at LinkFaster where it ran
-// faster than the fit expects, as what slows a period (a node's fresh
-// memory, other work on the cores) is rarely the link's doing.
+// end ends a transfer of n bytes (n < 0: failed), coded or not, and fits
+// the busy period it closes, at LinkFaster where it ran faster than expected:
+// what slows a period (fresh memory, other work) is rarely the link's doing.
 func (e *linkFit) end(now time.Time, w Way, n int64, coded bool) {
 	e.active--
 	e.left = e.left || n < 0 || coded
@@ -159,9 +152,8 @@ func (e *linkFit) observeCPU(share float64) {
 	e.l.CPUShare += e.o.LinkWeight * (min(max(share, 0), 1) - e.l.CPUShare)
 }
 
-// reseed replaces the estimate by a probe's: a round trip of rtt moving
-// nothing, n bytes moved in rtt+d, and the CPU share moving took
-// (negative: unknown).
+// reseed takes a probe's estimate: a round trip of rtt, n bytes moved in
+// rtt+d, and the CPU share moving took (negative: unknown).
 func (e *linkFit) reseed(rtt, d time.Duration, n int64, cpu float64) {
 	e.seed(rtt.Seconds(), float64(n), (rtt + d).Seconds())
 	if cpu >= 0 {
@@ -171,8 +163,7 @@ func (e *linkFit) reseed(rtt, d time.Duration, n int64, cpu float64) {
 	e.l.Samples++
 }
 
-// Prober is a store across a link, which the Chooser probes before the
-// first write it weighs or learns from.
+// Prober is a store across a link, probed before the first write that teaches.
 type Prober interface {
 	Has(ctx context.Context, key string) (bool, error)
 	store.StreamWriter
@@ -198,11 +189,9 @@ func (c *Chooser) probe(ctx context.Context) {
 	cpu0, cpuOK := o.CPU()
 	start := o.Now()
 	var sent int64
-	for sent < o.ProbeMax && (sent < o.ProbeMin || o.Now().Sub(start) < o.ProbeTime) {
-		if err = sink.WritePart(sent, part); err != nil {
-			break
-		}
-		sent += int64(len(part))
+	for err == nil && sent < o.ProbeMax && (sent < o.ProbeMin || o.Now().Sub(start) < o.ProbeTime) {
+		err = sink.WritePart(sent, part)
+		sent += o.ProbePart
 	}
 	sink.Abort() // waits for the parts in flight, then a round trip
 	d := o.Now().Sub(start) - rtt
@@ -213,12 +202,10 @@ func (c *Chooser) probe(ctx context.Context) {
 	c.locked(func() { c.link.reseed(rtt, d, sent, share) })
 }
 
-// CPUTimes are the CPU time this process has used (Busy) and the CPU time
-// the machine has had (Total: wall time times cores), in nanoseconds.
+// CPUTimes are this process's CPU time (Busy) and wall time × cores (Total), in ns.
 type CPUTimes struct{ Busy, Total uint64 }
 
-// ReadCPU reads the process's CPU time (getrusage) and the wall time
-// times cores.
+// ReadCPU reads the process's CPU time (getrusage) and wall time × cores.
 func ReadCPU() (CPUTimes, bool) {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -229,29 +216,24 @@ func ReadCPU() (CPUTimes, bool) {
 }
 
 // cpuSince is the share of the machine's CPU this process used since a
-// (read where aOK), times peerShares; -1 where unknown, as when too
-// little time passed to tell.
+// (read where aOK), times peerShares; -1 where it cannot tell.
 func (c *Chooser) cpuSince(a CPUTimes, aOK bool) float64 {
-	if !aOK {
-		return -1
+	if aOK {
+		if b, ok := c.o.CPU(); ok && b.Total >= a.Total+uint64(time.Millisecond) && b.Busy >= a.Busy {
+			return float64(b.Busy-a.Busy) / float64(b.Total-a.Total) * peerShares(c.url)
+		}
 	}
-	b, ok := c.o.CPU()
-	if !ok || b.Total < a.Total+uint64(time.Millisecond) || b.Busy < a.Busy {
-		return -1
-	}
-	return float64(b.Busy-a.Busy) / float64(b.Total-a.Total) * peerShares(c.url)
+	return -1
 }
 
 // peerShares is how many times the CPU this process takes to move bytes
 // to the store at rawURL the machine spends: twice for a node on the
 // loopback, whose receiving takes about what the sending does.
 func peerShares(rawURL string) float64 {
-	u, err := url.Parse(strings.Split(rawURL, ",")[0])
-	if err != nil {
-		return 1
-	}
-	if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
-		return 2
+	if u, err := url.Parse(strings.Split(rawURL, ",")[0]); err == nil {
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() == "localhost" || ip != nil && ip.IsLoopback() {
+			return 2
+		}
 	}
 	return 1
 }

@@ -14,6 +14,11 @@ seconds over its rounds and, as its speed, the median over rounds of that round'
 its own: a ratio taken between neighbours in time. Python's garbage is collected before each generate, so
 one store's is not collected in another's timing. Tokens are compared with TorchDisk's in every round.
 
+A row's codec is the device's codec= and, after a slash, its cache_codec= (the KV cache's; none when not
+given, the device's default): "auto/auto" codes everything with auto, "planes" codes weights with planes and
+stores the cache raw. file:// rows open the directory as the device does by default (fsync=false: an offload
+directory is scratch, docs/FLEXGEN.md); a "file-fsync" row opens it with fsync=true.
+
 The default matrix fits about 11 minutes on 2 quiet CPU cores: every policy, store and codec at the shortest
 generation (32 new tokens, at least --reps rounds; the tcp:// node in --tcp-reps of them); at the longest
 (256, at least --long-reps rounds, 5) only the --long-policies on the --long-stores with the --long-codecs (the
@@ -25,6 +30,11 @@ cache groups: about 6 rounds; the weight policies and the 256-token groups stay 
 Whether the ratio holds as the generation grows is summed up per (policy, store, codec) run at both lengths:
 the longest generation's ratio over the shortest's ("longest/shortest" column), and a verdict below the
 table: holds (not lower), within noise (lower, but within the shortest's per-round ratios) or falls.
+
+The larger configuration (--big-*, about 5 more minutes; --big-layers 0 leaves it out) is what the 4-layer
+model hides: all 12 of opt-125m's layers, a 64-token prompt, 32 new tokens, the KV cache on the store, in 5
+rounds: each store with codec none, with planes (the cache raw, the device's default) and with planes on the
+cache too, and file:// with fsync=true.
 
 OpenMP's threads wait passively by default (--omp-wait, for TorchDisk and gotensor alike): on a CPU run
 the model's OpenMP threads otherwise spin between kernels on the cores the copy threads need. With active
@@ -85,6 +95,24 @@ def schedule(names: list[str], rounds: dict[str, int]) -> list[tuple[int, str]]:
     return [(i, n) for i in range(max(rounds.values())) for n in order(i) if i < rounds[n]]
 
 
+def codec_spec(spec: str) -> tuple[str, str]:
+    """(codec, cache codec) of a row's codec spec: "planes" -> ("planes", "none"), "auto/auto" -> ("auto", "auto")."""
+    codec, _, cache = spec.partition("/")
+    return codec, cache or "none"
+
+
+def store_url(store: str, codec: str, cache: str, tmp: str, node) -> str:
+    """The URL a row's device opens: one file:// directory per row (a directory opens once per process)."""
+    if store == "mem":
+        return "mem://bench-flexgen"
+    if store == "tcp":
+        return node.url
+    if store in ("file", "file-fsync"):
+        url = f"file://{tmp}/gt-{store}-{codec}-{cache}"
+        return url + "?fsync=true" if store == "file-fsync" else url
+    raise ValueError(f"unknown store {store!r}")
+
+
 def summarize(seconds: dict[int, float], base: dict[int, float]) -> tuple[float, float]:
     """(median seconds, median ratio): each round's ratio is that round's base (TorchDisk) seconds over the
     row's, so a ratio compares runs that were neighbours in time."""
@@ -107,16 +135,18 @@ def growth(recs: list[dict]) -> list[dict]:
     by: dict[tuple, list[dict]] = {}
     for r in recs:
         if r["store"] != "TorchDisk":
-            by.setdefault((r["policy"], r["store"], r["codec"]), []).append(r)
+            by.setdefault((r.get("layers"), r.get("prompt"), r["policy"], r["store"], r["codec"], r.get("cache", "-")),
+                          []).append(r)
     out = []
-    for (pol, store, codec), rows in by.items():
+    for (_, _, pol, store, codec, cache), rows in by.items():
         if len(rows) < 2:
             continue
         short, long = min(rows, key=lambda r: r["gen"]), max(rows, key=lambda r: r["gen"])
         lo = min(short.get("round_ratios") or [short["vs_torchdisk"]])
         change = long["vs_torchdisk"] / short["vs_torchdisk"]
         verdict = "holds" if change >= 1 else "within noise" if long["vs_torchdisk"] >= lo else "falls"
-        out.append({"policy": pol, "store": store, "codec": codec, "short": short["gen"], "long": long["gen"],
+        out.append({"policy": pol, "store": store, "codec": codec, "cache": cache, "layers": short.get("layers"),
+                    "short": short["gen"], "long": long["gen"],
                     "short_ratio": short["vs_torchdisk"], "long_ratio": long["vs_torchdisk"], "change": change,
                     "verdict": verdict})
     return out
@@ -131,7 +161,7 @@ def main() -> int:
     ap.add_argument("--gen", default="32,256", help="new tokens per generate, comma-separated")
     ap.add_argument("--policies", default=",".join(POLICIES))
     ap.add_argument("--stores", default="mem,file,tcp")
-    ap.add_argument("--codecs", default="none,auto")
+    ap.add_argument("--codecs", default="none,auto/auto", help="codec specs (codec[/cache codec]), comma-separated")
     ap.add_argument("--reps", type=int, default=3, help="least rounds at the shortest generation")
     ap.add_argument("--long-reps", type=int, default=5,  # with 3, quiet runs' 256-token ratios moved by 0.04
                     help="least rounds beyond the shortest generation")
@@ -144,6 +174,13 @@ def main() -> int:
     ap.add_argument("--long-codecs", default="none", help="codecs run beyond the shortest generation")
     ap.add_argument("--long-policies", default="cache-on-store,compressed-cache",
                     help="policies run beyond the shortest generation")
+    ap.add_argument("--big-layers", type=int, default=12, help="the larger configuration's layers (0: none)")
+    ap.add_argument("--big-prompt", type=int, default=64)
+    ap.add_argument("--big-gen", type=int, default=32)
+    ap.add_argument("--big-policies", default="cache-on-store")
+    ap.add_argument("--big-rows", default="mem:none,mem:planes,mem:planes/planes,file:none,file:planes,"
+                    "file:planes/planes,file-fsync:none", help="store:codec spec of each row beside TorchDisk")
+    ap.add_argument("--big-reps", type=int, default=5, help="least rounds of the larger configuration")
     ap.add_argument("--ops", type=int, default=0, metavar="N",
                     help="print instead what N token appends and [0:pos] reads of one KV cache cost per operation "
                          "(each with its synchronize()), TorchDisk against mem:// and file://, and exit")
@@ -168,13 +205,14 @@ def main() -> int:
     cuda = torch.cuda.is_available()
     if a.ops:
         return per_op(a, cuda, pb, gtf, cpu_shim, torch)
-    cfg = get_opt_config("opt-125m", num_hidden_layers=a.layers, dtype=np.float16 if cuda else np.float32)
+    dtype = np.float16 if cuda else np.float32
+    cfg = get_opt_config("opt-125m", num_hidden_layers=a.layers, dtype=dtype)
     gens = [int(g) for g in a.gen.split(",")]
     prompts = np.random.default_rng(1).integers(4, cfg.vocab_size, size=(4, a.prompt))
     shim = contextlib.nullcontext() if cuda else cpu_shim()
     recs = []
     with tempfile.TemporaryDirectory() as tmp, shim:
-        write_opt_weights(tmp, cfg, dtype=np.float16 if cuda else np.float32, scale=0.02)
+        write_opt_weights(tmp, cfg, dtype=dtype, scale=0.02)
         pb.fix_recursive_import()
         node = Node("tcp") if "tcp" in a.stores.split(",") else None
         compute = pb.TorchDevice("cuda:0" if cuda else "cpu")
@@ -184,48 +222,64 @@ def main() -> int:
             disk = pb.TorchDisk(os.path.join(tmp, "flexgen-disk"))
             return ExecutionEnv(gpu=compute, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([compute, cpu, disk]))
 
-        # a file:// directory opens once per process, and a group keeps every store open: one per codec
-        urls = {"mem": lambda c: "mem://bench-flexgen", "file": lambda c: f"file://{tmp}/gt-{c}?fsync=false",
-                "tcp": lambda c: node.url}
+        def row(st, spec):
+            codec, cache = codec_spec(spec)
+            url = store_url(st, codec, cache, tmp, node)
+            return (st, codec, cache, lambda: gtf.execution_env(url, codec=codec, cache_codec=cache,
+                                                                gpu=str(compute.dev)))
+
+        # every store of a group stays open through it: each file:// row has a directory of its own
         try:
-            for pname in a.policies.split(","):
+            for pname in [p for p in a.policies.split(",") if p]:  # --policies "": the larger configuration only
                 pol = policy(*POLICIES[pname])
                 for gen in gens:
                     long = gen > min(gens)
                     if long and pname not in a.long_policies.split(","):
                         continue
                     reps = a.long_reps if long else a.reps
-                    envs = {"TorchDisk -": ("TorchDisk", "-", torch_disk)}
+                    envs = {"TorchDisk -": ("TorchDisk", "-", "-", torch_disk)}
                     for st in a.stores.split(","):
                         if long and st not in a.long_stores.split(","):
                             continue
-                        for codec in a.codecs.split(","):
-                            if long and codec not in a.long_codecs.split(","):
+                        for spec in a.codecs.split(","):
+                            if long and spec not in a.long_codecs.split(","):
                                 continue
-                            envs[f"{st} {codec}"] = (st, codec, lambda u=urls[st](codec), c=codec: gtf.execution_env(
-                                u, codec=c, gpu=str(compute.dev)))
+                            envs[f"{st} {spec}"] = row(st, spec)
                     recs += _group(pname, pol, gen, envs, reps, min(a.tcp_reps, reps), cfg, tmp, prompts, cuda,
-                                   OptLM, pb, torch, a.group_seconds, max(a.max_reps, reps))
+                                   OptLM, pb, torch, a.group_seconds, max(a.max_reps, reps), a.layers, a.prompt)
+            if a.big_layers:
+                big = get_opt_config("opt-125m", num_hidden_layers=a.big_layers, dtype=dtype)
+                big_dir = os.path.join(tmp, "big")
+                write_opt_weights(big_dir, big, dtype=dtype, scale=0.02)
+                big_prompts = np.random.default_rng(2).integers(4, big.vocab_size, size=(4, a.big_prompt))
+                for pname in a.big_policies.split(","):
+                    envs = {"TorchDisk -": ("TorchDisk", "-", "-", torch_disk)}
+                    for r in a.big_rows.split(","):
+                        st, spec = r.split(":")
+                        envs[f"{st} {spec}"] = row(st, spec)
+                    recs += _group(pname, policy(*POLICIES[pname]), a.big_gen, envs, a.big_reps, a.big_reps, big,
+                                   big_dir, big_prompts, cuda, OptLM, pb, torch, a.group_seconds,
+                                   max(a.max_reps, a.big_reps), a.big_layers, a.big_prompt)
         finally:
             if node:
                 node.stop()
     grows = growth(recs)
     for g in grows:
-        print(f"{g['policy']:17} {g['store']:9} {g['codec']:6} {g['long']} tokens {g['long_ratio']:.2f}x vs "
+        print(f"{g['policy']:17} {g['store']:9} {g['codec']}/{g['cache']:6} {g['long']} tokens {g['long_ratio']:.2f}x vs "
               f"{g['short']} tokens {g['short_ratio']:.2f}x: {g['change']:.3f} ({g['verdict']})", flush=True)
-    write_json(a.json, recs, benchmark="flexgen", layers=a.layers, prompt=a.prompt, device="cuda" if cuda else "cpu",
-               growth=grows)
+    write_json(a.json, recs, benchmark="flexgen", layers=a.layers, prompt=a.prompt, big_layers=a.big_layers,
+               big_prompt=a.big_prompt, device="cuda" if cuda else "cpu", growth=grows)
     update_markdown(a.md, "flexgen", markdown(recs, a, cuda))
     return 0 if all(r["same_tokens"] for r in recs) else 1
 
 
 def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM, pb, torch, budget=0.0,
-           most=0) -> list[dict]:
+           most=0, layers=None, prompt=None) -> list[dict]:
     """One (policy, new tokens) group: every store's model built and warmed up, then the rounds of schedule(),
     reps of them and then extra_rounds() more for every store but the tcp:// node (which keeps tcp_reps)."""
     models = {}
     try:
-        for name, (_, _, make) in envs.items():
+        for name, (_, _, _, make) in envs.items():
             env = make()
             models[name] = (env, OptLM(cfg, env, tmp, pol))
             _current(pb, env)
@@ -263,16 +317,17 @@ def _group(pname, pol, gen, envs, reps, tcp_reps, cfg, tmp, prompts, cuda, OptLM
                 env.close_copy_threads()
     ref = outs["TorchDisk -"][0]
     recs = []
-    for name, (store, codec, _) in envs.items():
+    for name, (store, codec, cache, _) in envs.items():
         seconds, ratio = summarize(secs[name], secs["TorchDisk -"])
-        r = {"policy": pname, "gen": gen, "store": store, "codec": codec, "reps": len(secs[name]),
+        r = {"policy": pname, "layers": layers, "prompt": prompt, "gen": gen, "store": store, "codec": codec,
+             "cache": cache, "reps": len(secs[name]),
              "seconds": seconds, "vs_torchdisk": ratio, "cpu_seconds": statistics.median(cpus[name].values()),
              "round_seconds": [secs[name][i] for i in sorted(secs[name])],
              "round_ratios": [secs["TorchDisk -"][i] / secs[name][i] for i in sorted(secs[name])],
              "round_cpu_seconds": [cpus[name][i] for i in sorted(cpus[name])],
              "same_tokens": all(np.array_equal(o, ref) for o in outs[name].values())}
         recs.append(r)
-        print(f"{pname:17} gen {gen:4} {store:9} {codec:6} {r['seconds']:7.2f} s {ratio:5.2f}x "
+        print(f"{pname:17} {layers} layers gen {gen:4} {store:10} {codec:6} {cache:6} {r['seconds']:7.2f} s {ratio:5.2f}x "
               f"(cpu {r['cpu_seconds']:6.2f} s, {r['reps']} rounds) "
               f"tokens {'same' if r['same_tokens'] else 'DIFFER'}", flush=True)
     return recs
@@ -290,7 +345,7 @@ def per_op(a, cuda, pb, gtf, cpu_shim, torch) -> int:
         cpu = pb.TorchDevice("cpu")
         makers = {"TorchDisk": lambda: pb.TorchDisk(os.path.join(tmp, "disk")),
                   "mem": lambda: gtf.GoTensorDevice("mem://bench-flexgen-ops", codec="none"),
-                  "file": lambda: gtf.GoTensorDevice(f"file://{tmp}/gt?fsync=false", codec="none")}
+                  "file": lambda: gtf.GoTensorDevice(f"file://{tmp}/gt", codec="none")}
         print(f"per operation, {a.ops} of each, a cache of {rows}x{heads}x{dim} {np.dtype(dtype).name}:")
         for name, make in makers.items():
             dev = make()
@@ -329,37 +384,58 @@ def _current(pb, env) -> None:
     pb.global_cpu_device, pb.global_disk_device = env.cpu, env.disk
 
 
+def _table(recs: list[dict], change: dict) -> list[str]:
+    lines = ["| policy | new tokens | store | codec | cache codec | rounds | seconds | vs TorchDisk | rounds ratio | "
+             "longest/shortest | CPU seconds | tokens |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in recs:
+        rr = r.get("round_ratios") or [r["vs_torchdisk"]]
+        ch = change.get((r["policy"], r["gen"], r["store"], r["codec"], r.get("cache", "-")))
+        lines.append(f"| {r['policy']} | {r['gen']} | {r['store']} | {r['codec']} | {r.get('cache', '-')} | "
+                     f"{r['reps']} | {r['seconds']:.2f} | {r['vs_torchdisk']:.2f}x | {min(rr):.2f}-{max(rr):.2f} | "
+                     f"{'-' if ch is None else f'{ch:.3f}'} | {r['cpu_seconds']:.2f} | "
+                     f"{'same' if r['same_tokens'] else 'DIFFER'} |")
+    return lines
+
+
 def markdown(recs: list[dict], a, cuda: bool) -> str:
+    big_layers = getattr(a, "big_layers", 0)
+    big_key = (big_layers, getattr(a, "big_prompt", None))
+    is_big = [bool(big_layers) and (r.get("layers"), r.get("prompt")) == big_key for r in recs]
+    small = [r for r, b in zip(recs, is_big) if not b]
+    big = [r for r, b in zip(recs, is_big) if b]
+    where = 'GPU' if cuda else 'CPU (gotensor.flexgen.cpu, float32)'
     lines = ["## FlexGen end to end (`make bench-flexgen`)", "",
              f"`OptLM.generate`, random weights at opt-125m's dimensions, {a.layers} layers, batch 4, prompt "
-             f"{a.prompt}, on the {'GPU' if cuda else 'CPU (gotensor.flexgen.cpu, float32)'}. Each (policy, new "
-             "tokens) group runs in rounds, one generate per store per round, the order rotated and reversed "
-             "from round to round; seconds and CPU seconds are medians over the rounds, and vs TorchDisk is the "
-             "median over rounds of that round's TorchDisk seconds over the row's (> 1: faster); tokens: "
-             "identical to TorchDisk's in every round or not. file:// runs with fsync=false (TorchDisk does "
-             f"not sync either); OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')} for every store.",
+             f"{a.prompt}, on the {where}. Each (policy, new tokens) group runs in rounds, one generate per store "
+             "per round, the order rotated and reversed from round to round; seconds and CPU seconds are medians "
+             "over the rounds, and vs TorchDisk is the median over rounds of that round's TorchDisk seconds over "
+             "the row's (> 1: faster); tokens: identical to TorchDisk's in every round or not. codec: the device's "
+             "codec=; cache codec: its cache_codec= (the KV cache's, none by default). file:// opens its directory "
+             "as the device does by default, fsync=false (an offload directory is scratch; TorchDisk does not sync "
+             "either), file-fsync with fsync=true. "
+             f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')} for every store.",
              "",
              "CPU seconds: this process's user and system time per generate (on a shared machine, what the run "
              "spent itself).", "",
              "Rounds ratio: the lowest and highest of the per-round ratios. Longest/shortest: a row's ratio at the "
-             "longest generation over its ratio at the shortest, for the (policy, store, codec) run at both.", "",
-             "| policy | new tokens | store | codec | rounds | seconds | vs TorchDisk | rounds ratio | "
-             "longest/shortest | CPU seconds | tokens |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    change = {(g["policy"], g["long"], g["store"], g["codec"]): g["change"] for g in growth(recs)}
-    for r in recs:
-        rr = r.get("round_ratios") or [r["vs_torchdisk"]]
-        ch = change.get((r["policy"], r["gen"], r["store"], r["codec"]))
-        lines.append(f"| {r['policy']} | {r['gen']} | {r['store']} | {r['codec']} | {r['reps']} | "
-                     f"{r['seconds']:.2f} | {r['vs_torchdisk']:.2f}x | {min(rr):.2f}-{max(rr):.2f} | "
-                     f"{'-' if ch is None else f'{ch:.3f}'} | {r['cpu_seconds']:.2f} | "
-                     f"{'same' if r['same_tokens'] else 'DIFFER'} |")
-    grows = growth(recs)
+             "longest generation over its ratio at the shortest, for the (policy, store, codec) run at both.", ""]
+    grows = growth(small)
+    change = {(g["policy"], g["long"], g["store"], g["codec"], g.get("cache", "-")): g["change"] for g in grows}
+    lines += _table(small, change)
     if grows:
         lines += ["", "As the generation grows (holds: not lower; within noise: lower, but within the shortest "
                   "generation's per-round ratios; falls: below all of them): " + "; ".join(
-                      f"{g['policy']} {g['store']} {g['codec']} {g['short_ratio']:.2f}x at {g['short']} tokens, "
-                      f"{g['long_ratio']:.2f}x at {g['long']}: {g['verdict']}" for g in grows) + "."]
+                      f"{g['policy']} {g['store']} {g['codec']}/{g.get('cache', '-')} {g['short_ratio']:.2f}x at "
+                      f"{g['short']} tokens, {g['long_ratio']:.2f}x at {g['long']}: {g['verdict']}"
+                      for g in grows) + "."]
+    if big:
+        gen = big[0]["gen"]
+        lines += ["", f"### {big_layers} layers, prompt {big_key[1]}, {gen} new tokens", "",
+                  f"opt-125m's {big_layers} layers at its widths, batch 4, a {big_key[1]}-token prompt, {gen} new "
+                  "tokens: what the smaller model hides (the KV cache's appends and reads grow with layers and "
+                  "prompt). Rounds, ratios and columns as above.", ""]
+        lines += _table(big, {})
     return "\n".join(lines)
 
 

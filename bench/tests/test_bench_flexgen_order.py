@@ -78,6 +78,25 @@ def test_growth_compares_the_longest_ratio_with_the_shortest_of_the_same_run():
     class A:
         layers, prompt = 4, 32
     md = markdown(recs, A, False)
-    assert "| cache-on-store | 256 | mem | none | 2 | 1.00 | 1.07x | 1.06-1.08 | 0.973 |" in md
-    assert "| cache-on-store | 32 | mem | none | 3 | 1.00 | 1.10x | 1.05-1.20 | - |" in md
-    assert "compressed-cache mem none 1.25x at 32 tokens, 1.20x at 256: falls" in md
+    assert "| cache-on-store | 256 | mem | none | - | 2 | 1.00 | 1.07x | 1.06-1.08 | 0.973 |" in md
+    assert "| cache-on-store | 32 | mem | none | - | 3 | 1.00 | 1.10x | 1.05-1.20 | - |" in md
+    assert "compressed-cache mem none/- 1.25x at 32 tokens, 1.20x at 256: falls" in md
+
+
+def test_the_larger_configuration_has_a_table_of_its_own_and_no_growth():
+    def rec(layers, prompt, gen, store, codec, cache, ratio):
+        r = _rec("cache-on-store", gen, store, codec, ratio, [ratio])
+        r.update(layers=layers, prompt=prompt, cache=cache)
+        return r
+    recs = [rec(4, 32, 32, "TorchDisk", "-", "-", 1.0), rec(4, 32, 32, "mem", "none", "none", 1.1),
+            rec(4, 32, 256, "TorchDisk", "-", "-", 1.0), rec(4, 32, 256, "mem", "none", "none", 1.2),
+            rec(12, 64, 32, "TorchDisk", "-", "-", 1.0), rec(12, 64, 32, "mem", "none", "none", 1.05),
+            rec(12, 64, 32, "mem", "planes", "planes", 0.9)]
+    assert [(g["layers"], g["short"], g["long"]) for g in growth(recs)] == [(4, 32, 256)]
+
+    class A:
+        layers, prompt, big_layers, big_prompt = 4, 32, 12, 64
+    md = markdown(recs, A, False)
+    head, big = md.split("### 12 layers, prompt 64, 32 new tokens")
+    assert "| cache-on-store | 32 | mem | none | none | 1 | 1.00 | 1.10x |" in head and "0.90x" not in head
+    assert "| cache-on-store | 32 | mem | planes | planes | 1 | 1.00 | 0.90x |" in big and "1.10x" not in big

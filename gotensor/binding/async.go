@@ -118,9 +118,11 @@ type runningOp struct {
 	cancel   context.CancelFunc
 	state    atomic.Int32  // opRunning, then opCommitted (its change reached the store) or opCancelled
 	finished atomic.Bool   // its result is being reported: Cancel no longer applies
-	to       atomic.Int32  // where its completion goes: toUndecided, then toQueue or toClaim
+	to       atomic.Int32  // where its completion goes: toUndecided, then toQueue, toHeld or toClaim
+	taken    atomic.Bool   // its goroutine or a Claim has begun it (runs it, or ends it early)
 	reported chan struct{} // closed once it is reported
 	result   Completion    // a claimed operation's completion, set before reported is closed
+	runHere  func() bool   // runs it on the caller's thread if nothing has begun it and its turn has come
 }
 
 const (
@@ -132,24 +134,31 @@ const (
 const (
 	toUndecided int32 = iota
 	toQueue
+	toHeld // kept for a Claim to come (see Hold)
 	toClaim
 )
 
 // report hands c, the operation's completion, to the Claim that waits for
-// it, or else to the queue.
-func (op *runningOp) report(c Completion) {
+// it, or keeps it for one (a held operation), or else gives it to the
+// queue. It says whether the operation is done with: not a held one, which
+// stays in running until claimed.
+func (op *runningOp) report(c Completion) bool {
 	op.finished.Store(true)
 	if op.to.CompareAndSwap(toUndecided, toQueue) {
 		queue.push(c)
-	} else {
-		op.result = c
+		close(op.reported)
+		return true
 	}
+	op.result = c
 	close(op.reported)
+	return op.to.Load() != toHeld
 }
 
 // start runs fn on a goroutine and returns its operation id. With a key,
 // fn runs after the operations started on (h, key) before it. s gives the
-// default timeout (nil: none).
+// default timeout (nil: none). A Claim of the operation that comes before
+// its goroutine has begun it runs it on the claiming thread instead (see
+// Claim); whichever takes it first runs it, the other leaves it.
 func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx context.Context) (int64, error)) int64 {
 	id := opIDs.Add(1)
 	var t *turn
@@ -162,35 +171,57 @@ func start(s *openStore, h int64, key string, timeoutNs int64, fn func(ctx conte
 	ctx = core.WithCommitGate(ctx, func() bool { // a row write's retries ask again: committed stays committed
 		return op.state.CompareAndSwap(opRunning, opCommitted) || op.state.Load() == opCommitted
 	})
+	end := func(v int64, err error) { // by whoever took it: the key's next turn, then the report
+		if t != nil {
+			t.finish()
+		}
+		cancel()
+		stop()
+		if op.report(Completion{Op: id, Value: v, Failure: FailureOf(err)}) {
+			running.Delete(id)
+		}
+	}
+	op.runHere = func() bool {
+		if (t != nil && !t.come()) || !op.taken.CompareAndSwap(false, true) {
+			return false
+		}
+		v, err := runOp(ctx, fn)
+		end(v, err)
+		return true
+	}
 	running.Store(id, op)
 	go func() {
-		var (
-			v   int64
-			err error
-		)
-		defer func() {
-			cancel()
-			stop()
-			op.report(Completion{Op: id, Value: v, Failure: FailureOf(err)})
-			running.Delete(id)
-		}()
+		var err error
 		if t != nil {
-			defer t.finish()
-			if err = t.wait(ctx); err != nil {
-				return
+			err = t.wait(ctx)
+		}
+		if err == nil {
+			select {
+			case inFlight <- struct{}{}:
+			case <-ctx.Done():
+				err = ended(ctx)
 			}
 		}
-		select {
-		case inFlight <- struct{}{}:
-		case <-ctx.Done():
-			err = ended(ctx)
+		if !op.taken.CompareAndSwap(false, true) { // a Claim ran it
+			if err == nil {
+				<-inFlight
+			}
 			return
 		}
-		defer func() { <-inFlight }()
-		defer errs.Recover(&err)
-		v, err = fn(ctx)
+		var v int64
+		if err == nil {
+			v, err = runOp(ctx, fn)
+			<-inFlight
+		}
+		end(v, err)
 	}()
 	return id
+}
+
+// runOp runs fn, a panic in it becoming its error.
+func runOp(ctx context.Context, fn func(ctx context.Context) (int64, error)) (v int64, err error) {
+	defer errs.Recover(&err)
+	return fn(ctx)
 }
 
 // Cancel stops a running asynchronous operation (its context ends) and
@@ -213,28 +244,51 @@ func Cancel(op int64) bool {
 	return won
 }
 
+// Hold keeps the completion of op, an operation started and not yet
+// reported, for a Claim: it never goes to the queue, so the queue's reader
+// is not woken for it, and a Claim after it finished still finds it. It
+// reports whether it held it (false: op finished already, or is unknown,
+// and its completion is in the queue). A held operation stays known until
+// claimed: whoever holds one must claim it.
+func Hold(op int64) bool {
+	r, ok := running.Load(op)
+	return ok && r.(*runningOp).to.CompareAndSwap(toUndecided, toHeld)
+}
+
 // Claim waits for the operations ops to finish and returns their
 // completions, but for those the queue's reader has drained already: the
 // caller learns their results without waiting for that reader. Operations
-// still running report to Claim instead of the queue; those that finished
-// before are taken out of the queue.
+// still running report to Claim instead of the queue, held ones (Hold)
+// whenever they finished; other finished ones are taken out of the queue.
+// An operation that no goroutine has begun yet, and whose turn on its key
+// has come, runs on the caller's thread (in the order of ops: list a key's
+// operations in the order they were started), as a synchronous call
+// would: a caller that waits right after starting one pays no hand-off
+// between threads.
 func Claim(ops []int64) []Completion {
 	var mine []*runningOp
+	var ids []int64
 	queued := map[int64]bool{}
 	for _, id := range ops {
-		if r, ok := running.Load(id); ok && r.(*runningOp).to.CompareAndSwap(toUndecided, toClaim) {
-			mine = append(mine, r.(*runningOp))
-		} else {
-			queued[id] = true
+		if v, ok := running.Load(id); ok {
+			if r := v.(*runningOp); r.to.CompareAndSwap(toUndecided, toClaim) || r.to.CompareAndSwap(toHeld, toClaim) {
+				mine, ids = append(mine, r), append(ids, id)
+				continue
+			}
 		}
+		queued[id] = true
 	}
 	var out []Completion
 	if len(queued) > 0 {
 		out = queue.take(queued)
 	}
 	for _, op := range mine {
+		op.runHere()
+	}
+	for i, op := range mine {
 		<-op.reported
 		out = append(out, op.result)
+		running.Delete(ids[i]) // a held operation that reported before is known until now
 	}
 	return out
 }

@@ -19,9 +19,9 @@ type orderKey struct {
 
 // turn is one asynchronous operation's place in its key's queue.
 type turn struct {
-	k    orderKey
-	prev *turn // nil when the key was idle
-	done chan struct{}
+	k     orderKey
+	after <-chan struct{} // the turn before's done; nil when the key was idle
+	done  chan struct{}
 }
 
 var order = struct {
@@ -35,7 +35,9 @@ func takeTurn(h int64, key string) *turn {
 	k := orderKey{h, key}
 	t := &turn{k: k, done: make(chan struct{})}
 	order.mu.Lock()
-	t.prev = order.last[k]
+	if prev := order.last[k]; prev != nil {
+		t.after = prev.done
+	}
 	order.last[k] = t
 	order.pending.Add(1)
 	order.mu.Unlock()
@@ -44,19 +46,32 @@ func takeTurn(h int64, key string) *turn {
 
 // wait blocks until the operations before t have finished, or ctx ends.
 func (t *turn) wait(ctx context.Context) error {
-	if t.prev == nil {
+	if t.after == nil {
 		return nil
 	}
-	return waitDone(ctx, t.prev.done)
+	return waitDone(ctx, t.after)
+}
+
+// come says, without waiting, whether the operations before t have finished.
+func (t *turn) come() bool {
+	if t.after == nil {
+		return true
+	}
+	select {
+	case <-t.after:
+		return true
+	default:
+		return false
+	}
 }
 
 // finish lets the next operation on the key run. It waits for the turn
 // before t first (an operation cancelled while queued finishes early), so
-// the order holds even then.
+// the order holds even then. (A turn holds only the channel of the one
+// before it: the chain behind a finished turn is garbage.)
 func (t *turn) finish() {
-	if t.prev != nil {
-		<-t.prev.done
-		t.prev = nil // the chain behind a finished turn is garbage
+	if t.after != nil {
+		<-t.after
 	}
 	close(t.done)
 	order.mu.Lock()

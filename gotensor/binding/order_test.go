@@ -190,3 +190,64 @@ func TestClaimRacesReportOnce(t *testing.T) {
 		}
 	}
 }
+
+// A held operation's completion goes to no queue: a Claim finds it after
+// it finished, and then it is forgotten.
+func TestHoldKeepsTheCompletionForClaim(t *testing.T) {
+	h, _ := Open("mem://")
+	defer Close(h)
+	op := StartWrite(h, "held", []byte{0, 0}, int16Code, []int64{1}, "none", -1, 0)
+	if !Hold(op) {
+		t.Skip("the write finished before Hold") // rare: nothing to test this time
+	}
+	v, _ := running.Load(op)
+	<-v.(*runningOp).reported
+	if recs := Completions(50); recs != "" {
+		t.Fatalf("a held operation was queued: %s", recs)
+	}
+	if got := Claim([]int64{op}); len(got) != 1 || got[0].Op != op || got[0].Kind != "" {
+		t.Fatalf("claimed %+v", got)
+	}
+	if _, known := running.Load(op); known {
+		t.Fatal("a claimed operation is still known")
+	}
+	if Hold(op) {
+		t.Fatal("a finished operation was held")
+	}
+}
+
+// An operation no goroutine has begun (here: every in-flight slot is
+// taken) runs on the claiming thread, after the key's operations before it.
+func TestClaimRunsAnOperationNotBegun(t *testing.T) {
+	b := blockingHandle()
+	defer Close(b)
+	var blocked []int64
+	for i := 0; i < MaxInFlight; i++ {
+		blocked = append(blocked, StartWrite(b, fmt.Sprintf("b%d", i), []byte{0, 0}, int16Code, []int64{1}, "none", -1, -1))
+	}
+	for len(inFlight) < MaxInFlight {
+		time.Sleep(time.Millisecond)
+	}
+	h, _ := Open("mem://")
+	defer Close(h)
+	w1 := StartWrite(h, "x", []byte{1, 0}, int16Code, []int64{1}, "none", -1, 0)
+	w2 := StartWrite(h, "x", []byte{2, 0}, int16Code, []int64{1}, "none", -1, 0)
+	dst := make([]byte, 2)
+	r := StartReadInto(h, "x", dst, int16Code, []int64{1}, -1, 0)
+	got := Claim([]int64{w1, w2, r})
+	if len(got) != 3 {
+		t.Fatalf("claimed %+v", got)
+	}
+	for _, c := range got {
+		if c.Kind != "" {
+			t.Fatalf("claimed %+v", got)
+		}
+	}
+	if dst[0] != 2 {
+		t.Fatalf("the read saw write %d, want 2", dst[0])
+	}
+	for _, op := range blocked {
+		Cancel(op)
+	}
+	completions(t, blocked...)
+}

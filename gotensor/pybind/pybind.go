@@ -269,6 +269,13 @@ func Cancel(op int64) (running bool, err error) {
 	return binding.Cancel(op), nil
 }
 
+// Hold keeps op's completion for ClaimOps, out of Completions' queue
+// (binding.Hold); false if op finished before.
+func Hold(op int64) (held bool, err error) {
+	defer guard(&err)
+	return binding.Hold(op), nil
+}
+
 // ClaimOps waits for the n operations whose ids are the int64s at opsPtr
 // and returns their completions as Completions does, but for those
 // Completions has returned already (binding.Claim).

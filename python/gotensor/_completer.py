@@ -70,6 +70,15 @@ class _Completer:
                 self._thread.start()
         return fut
 
+    def hold(self, fut: Future[Any]) -> bool:
+        """Keep the completion of fut's operation (of submit()) for wait()
+        (Go's Hold): the completer thread is not woken for it, and wait()
+        takes it whenever it finished. Only for a future that wait() will be
+        given: nothing else completes it. False where the operation had
+        finished already (the completer thread completes it, as without)."""
+        op = getattr(fut, "_op", 0)
+        return bool(op) and not fut.done() and native.hold(op)
+
     def wait(self, futures: Iterable[OpFuture]) -> None:
         """Wait until futures (of submit()) are done. This thread waits in Go
         for their operations and completes them itself (Go's Claim), so Go

@@ -2,6 +2,7 @@
 gotensor's GoTensorDevice: the tokens must be identical and the store empty
 afterwards."""
 
+import threading
 import time
 
 import numpy as np
@@ -385,6 +386,83 @@ def test_kv_cache_is_stored_a_row_per_chunk_so_an_append_encodes_one_row():
         assert torch.equal(out[:32], prompt) and torch.equal(out[32:], new)
     finally:
         dev.close()
+
+
+def test_kv_cache_takes_cache_codec_and_the_rest_codec():
+    """A KV cache is stored with cache_codec (default none: no decode of the
+    whole cache every token), any other tensor with codec."""
+    from types import SimpleNamespace
+    cpu = pb.TorchDevice("cpu")
+    cfg = SimpleNamespace(n_head=4, input_dim=256, dtype=np.float32)
+    for cache_codec, want in ((None, "none"), ("planes", "planes")):
+        dev = gtf.GoTensorDevice("mem://", codec="planes",
+                                 **({} if cache_codec is None else {"cache_codec": cache_codec}))
+        try:
+            k, _ = dev.init_cache_one_gpu_batch(cfg, SimpleNamespace(prompt_len=8, gen_len=8),
+                                                SimpleNamespace(gpu_batch_size=2))
+            w = dev.allocate((64, 64), np.float32)
+            for t, idx in ((k, (slice(0, 8), slice(0, k.shape[1]))), (w, None)):
+                x = torch.randn(8 if idx else 64, *t.shape[1:])
+                dev.submit_copy(t, idx, pb.TorchTensor(x.shape, x.dtype, x, cpu), None)
+            dev.synchronize()
+            assert dev.store.stat(k.data)["codec"] == want
+            assert dev.store.stat(w.data)["codec"] == "planes"
+        finally:
+            dev.close()
+
+
+def test_offload_dir_is_scratch_and_not_synced(tmp_path):
+    """A file:// URL without fsync= opens with fsync=false; one that says keeps it."""
+    from gotensor.flexgen.device import scratch_url
+    for url, want in ((f"file://{tmp_path}/a", f"file://{tmp_path}/a?fsync=false"),
+                      (f"file://{tmp_path}/b?capacity=1GiB", f"file://{tmp_path}/b?capacity=1GiB&fsync=false"),
+                      (f"file://{tmp_path}/c?fsync=true", f"file://{tmp_path}/c?fsync=true"),
+                      ("mem://x", "mem://x")):
+        assert scratch_url(url) == want
+        dev = gtf.GoTensorDevice(url)
+        try:
+            assert dev.store.url == want and dev.name == url
+        finally:
+            dev.close()
+
+
+def test_copies_complete_on_the_synchronizing_thread():
+    """The device holds its operations for synchronize() (Go's Hold), which
+    claims them on its own thread: a held one's completion never reaches the
+    completer thread (one that finished before it was held may)."""
+    from gotensor._completer import completer
+    cpu = pb.TorchDevice("cpu")
+    dev = gtf.GoTensorDevice("mem://", codec="none")
+    held, seen = set(), []
+    hold, complete = completer.hold, completer._complete
+
+    def spy_hold(fut):
+        ok = hold(fut)
+        if ok:
+            held.add(fut._op)
+        return ok
+
+    def spy_complete(rec):
+        if threading.current_thread() is not threading.main_thread():
+            seen.append(rec["op"])
+        complete(rec)
+    completer.hold, completer._complete = spy_hold, spy_complete
+    try:
+        big = torch.randn(256, 1024)  # over INLINE_BYTES: an asynchronous write
+        t = dev.allocate(tuple(big.shape), np.float32)
+        dev.submit_copy(t, None, pb.TorchTensor(big.shape, big.dtype, big, cpu), None)
+        outs = [torch.empty(64, 1024) for _ in range(8)]
+        for i, o in enumerate(outs):
+            dev.submit_copy(pb.TorchTensor(o.shape, o.dtype, o, cpu), None, t, (slice(i * 24, i * 24 + 64),))
+        time.sleep(0.2)  # every operation finished in Go before synchronize()
+        dev.synchronize()
+        for i, o in enumerate(outs):
+            assert torch.equal(o, big[i * 24:i * 24 + 64])
+        assert dev.stats["writes"] == 1 and dev.stats["reads"] == 8
+    finally:
+        completer.hold, completer._complete = hold, complete
+        dev.close()
+    assert held and not held & set(seen), (held, seen)
 
 
 def test_compressed_kv_cache_append_encodes_its_rows_not_the_cache():

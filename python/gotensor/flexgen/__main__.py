@@ -44,6 +44,8 @@ def parser() -> argparse.ArgumentParser:
                    help="store for FlexGen's disk tier: mem://, file:///dir, tcp://host:port, ucx://... "
                         "(replaces --offload-dir)")
     g.add_argument("--offload-codec", default="planes", help="codec for float tensors (default planes)")
+    g.add_argument("--offload-cache-codec", default="none",
+                   help="codec for the KV cache's float tensors (default none: see docs/FLEXGEN.md)")
     g.add_argument("--weights-url", metavar="URL", help="read the model's -np weight files from this store "
                    "(filled by `gotensor load`)")
     g.add_argument("--weights-prefix", default="", help="key prefix of the weights in --weights-url")
@@ -69,7 +71,7 @@ def main(argv=None) -> int:
     ap = parser()
     args = ap.parse_args(argv)
     if args.tiny:
-        return tiny(args.offload_url or "mem://", args.offload_codec)
+        return tiny(args.offload_url or "mem://", args.offload_codec, args.offload_cache_codec)
     if not args.offload_url:
         ap.error("--offload-url is required (or --tiny)")
     if len(args.percent) != 6:
@@ -81,7 +83,8 @@ def main(argv=None) -> int:
     devices = []
 
     def disk(_offload_dir, *a, **k):
-        devices.append(gtf.GoTensorDevice(args.offload_url, codec=args.offload_codec))
+        devices.append(gtf.GoTensorDevice(args.offload_url, codec=args.offload_codec,
+                                          cache_codec=args.offload_cache_codec))
         return devices[-1]
 
     with contextlib.ExitStack() as stack:
@@ -105,7 +108,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def tiny(url: str, codec: str) -> int:
+def tiny(url: str, codec: str, cache_codec: str = "none") -> int:
     """Generates with a 2-layer random OPT, weights and KV cache on TorchDisk, then on gotensor at url;
     prints both runs' tokens and seconds."""
     import tempfile
@@ -132,7 +135,7 @@ def tiny(url: str, codec: str) -> int:
         runs = []
         for name in ("TorchDisk", "gotensor"):
             disk = (pb.TorchDisk(os.path.join(d, "torch-disk")) if name == "TorchDisk"
-                    else gtf.GoTensorDevice(url, codec=codec))
+                    else gtf.GoTensorDevice(url, codec=codec, cache_codec=cache_codec))
             env = ExecutionEnv(gpu=cpu, cpu=cpu, disk=disk, mixed=pb.TorchMixedDevice([cpu, cpu, disk]))
             model = OptLM(cfg, env, os.path.join(d, "model"), policy)
             try:
@@ -153,7 +156,8 @@ def tiny(url: str, codec: str) -> int:
     print(f"tiny random OPT ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}), weights and KV cache "
           f"offloaded, 16 new tokens for {len(prompts)} prompts, on the CPU")
     for name, secs, out in runs:
-        where = "FlexGen's TorchDisk" if name == "TorchDisk" else f"gotensor {url} (codec {codec})"
+        where = ("FlexGen's TorchDisk" if name == "TorchDisk"
+                 else f"gotensor {url} (codec {codec}, cache {cache_codec})")
         print(f"  {where:40s} {secs:7.3f} s   tokens {out[0][-16:].tolist()}")
     same = all((r[2] == runs[0][2]).all() for r in runs)
     print("  tokens identical:", "yes" if same else "NO")

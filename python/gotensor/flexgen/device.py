@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from concurrent.futures import Future
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import numpy as np
 import torch
@@ -35,8 +36,8 @@ _FLOATS = {torch.float16, torch.bfloat16, torch.float32, torch.float64}
 # than the write, and FlexGen waits for a layer's appends right after
 # submitting them.
 INLINE_BYTES = 256 << 10
-# synchronize() also drops finished operations from the device's lists, and
-# so does a submission when this many have piled up without one.
+# A submission waits for the operations started when this many have piled up
+# without a synchronize() (their errors are kept for it).
 _COMPACT_AT = 4096
 
 
@@ -44,33 +45,38 @@ class GoTensorDevice(TorchDisk):
     """A FlexGen disk device backed by a gotensor store URL."""
 
     def __init__(self, url: str = "mem://", *, store: gotensor.Store | None = None, codec: str = "planes",
-                 prefix: str | None = None, num_copy_threads: int = 4) -> None:
+                 cache_codec: str = "none", prefix: str | None = None, num_copy_threads: int = 4) -> None:
         """A device on the store at url (or on store, which it then does not
         close). codec: for float tensors ("none" also for other dtypes, else
-        "auto"). prefix: where its keys go (default: one of its own under
-        flexgen/). num_copy_threads is TorchDisk's argument, accepted and
-        unused: Go runs the copies."""
+        "auto"); cache_codec: the same for KV caches, which are appended a row
+        a token and read whole every token (see docs/FLEXGEN.md: a lossless
+        codec there costs a decode of the cache per token). A file:// URL
+        without fsync= opens with fsync=false: an offload directory is
+        scratch space (fsync=true to sync anyway). prefix: where its keys go
+        (default: one of its own under flexgen/). num_copy_threads is
+        TorchDisk's argument, accepted and unused: Go runs the copies."""
         pb.fix_recursive_import()
-        self.store = store if store is not None else gotensor.open(url)
+        self.store = store if store is not None else gotensor.open(scratch_url(url))
         self._own_store = store is None
         self.name = self.path = url
         self.mem_capacity = None
         self.device_type = DeviceType.DISK
         self.compressed_device = _CompressedOn(self)
         self.links: dict = {}
-        self.codec = codec
+        self.codec, self.cache_codec = codec, cache_codec
         self.prefix = prefix if prefix is not None else run_prefix()
         self.copy_queue, self.copy_threads = None, []  # TorchDisk's; the device has no copy threads
         self._meta: dict[str, tuple[tuple, torch.dtype]] = {}  # allocated, maybe not yet written
         self._sizes: dict[str, int] = {}  # raw bytes per key written (or with a write started)
         self._appended: set[str] = set()  # KV caches: stored in chunks of one row, as FlexGen appends them
         self._held = self._peak = 0
-        # (result, the Go operation's future, errors it may end in unreported) of each operation started
-        self._started: list[tuple[Future, Future, type | tuple]] = []
+        # (result, the Go operation's future, errors it may end in unreported, stats kind, bytes) of each
+        # operation started
+        self._started: list[tuple[Future, Future, type | tuple, str | None, int]] = []
         self._last: dict[str, Future] = {}  # the last operation started on each key
         self._errors: list[BaseException] = []  # failures not yet raised by synchronize()
         self._open = True
-        self._lock = threading.Lock()  # stats: the completer thread counts finished operations
+        self._lock = threading.Lock()  # stats and byte counts, read by other threads
         self.stats = {"reads": 0, "writes": 0, "read_bytes": 0, "written_bytes": 0}
         pb.global_disk_device = self
 
@@ -221,44 +227,39 @@ class GoTensorDevice(TorchDisk):
                then=None):
         """Track op, a Go operation started on key, for synchronize(); then()
         runs once it succeeds. A read or write is counted in stats when it
-        has succeeded."""
+        has succeeded. op's completion is held for synchronize() (it claims
+        it from Go on this thread), so no other thread is woken for it."""
+        completer.hold(op)
         fut = op if then is None else _then(op, then)
-        if kind is not None:
-            fut.add_done_callback(lambda f: f.exception() is None and self._count(kind, nbytes))
-        self._started.append((fut, op, quiet))
+        self._started.append((fut, op, quiet, kind, nbytes))
         self._last[key] = fut
         if len(self._started) >= _COMPACT_AT:
-            self._compact()
+            self._wait_started()
 
     def _wait_started(self) -> None:
-        """Wait for the operations started; keep their errors for synchronize()."""
+        """Wait for the operations started; count them, and keep their errors
+        for synchronize()."""
         started, self._started, self._last = self._started, [], {}
-        completer.wait([op for _, op, _ in started])
-        for fut, _, quiet in started:
+        completer.wait([op for _, op, _, _, _ in started])
+        for fut, _, quiet, kind, nbytes in started:
             err = fut.exception()
-            if err is not None and not isinstance(err, quiet):
+            if err is None:
+                if kind is not None:
+                    self._count(kind, nbytes)
+            elif not isinstance(err, quiet):
                 self._errors.append(err)
-
-    def _compact(self) -> None:
-        """Drop finished operations from the lists, keeping their errors."""
-        keep = []
-        for fut, op, quiet in self._started:
-            if not fut.done():
-                keep.append((fut, op, quiet))
-            elif fut.exception() is not None and not isinstance(fut.exception(), quiet):
-                self._errors.append(fut.exception())
-        self._started = keep
-        self._last = {k: f for k, f in self._last.items() if not f.done()}
 
     def _count(self, kind: str, nbytes: int) -> None:
         with self._lock:
             self.stats[kind + "s"] += 1
             self.stats[("read" if kind == "read" else "written") + "_bytes"] += nbytes
 
-    def _codec_for(self, dtype):
-        """The device's codec for floats; for other dtypes (a compressed cache's
-        packed 4-bit bytes) "none" where the device's is "none", else "auto"."""
-        return self.codec if dtype in _FLOATS or self.codec == "none" else "auto"
+    def _codec_for(self, key, dtype):
+        """The device's codec (a KV cache's: cache_codec) for floats; for other
+        dtypes (a compressed cache's packed 4-bit bytes) "none" where that
+        codec is "none", else "auto"."""
+        codec = self.cache_codec if key in self._appended else self.codec
+        return codec if dtype in _FLOATS or codec == "none" else "auto"
 
     def _zeros(self, key) -> torch.Tensor:
         """The value of a key allocated and never written: zeros, as a new file's."""
@@ -304,7 +305,7 @@ class GoTensorDevice(TorchDisk):
                 full = self._zeros(key) if not written else self._read_now(key).clone()
                 full[idx] = data.to(dtype)
             chunk_rows = 1 if key in self._appended and len(shape) >= 2 else None
-            self._put(key, full.contiguous(), codec=self._codec_for(dtype), chunk_rows=chunk_rows)
+            self._put(key, full.contiguous(), codec=self._codec_for(key, dtype), chunk_rows=chunk_rows)
             size = math.prod(shape) * dtype.itemsize
             with self._lock:
                 self._held += size - self._sizes.get(key, 0)
@@ -379,6 +380,18 @@ class _CompressedOn(TorchCompressedDevice):
         k, v = super().init_cache_one_gpu_batch(config, task, policy)
         self.base_device._mark_appended(*(t.data[i].data for t in (k, v) for i in (0, 1)))
         return k, v
+
+
+def scratch_url(url: str) -> str:
+    """url, with fsync=false added to a file:// URL that does not say: the
+    device's keys are scratch (deleted at close, and by clear_runs after a
+    crash), so nothing in them is worth an fsync."""
+    if not url.startswith("file:"):
+        return url
+    parts = urlsplit(url)
+    if any(k == "fsync" for k, _ in parse_qsl(parts.query, keep_blank_values=True)):
+        return url
+    return urlunsplit(parts._replace(query=(parts.query + "&" if parts.query else "") + "fsync=false"))
 
 
 def _check_fits(key, part: torch.Tensor, out: torch.Tensor) -> None:

@@ -61,6 +61,17 @@ def row_span(shape: tuple, dtype: torch.dtype, indices, t: torch.Tensor) -> tupl
 def rows_read(shape: tuple, indices, out: torch.Tensor) -> tuple[int, int] | None:
     """(start, stop) when indices take whole rows [start, stop) of a tensor
     of shape (all of it: every row) and out has their shape; None otherwise."""
+    if type(indices) is tuple and indices and len(indices) <= len(shape):  # a cache's [0:pos]: slices only
+        for s, d in zip(indices[1:], shape[1:]):
+            if type(s) is not slice or s.indices(d) != (0, d, 1):
+                break
+        else:
+            rows = indices[0]
+            if type(rows) is slice and rows.step in (None, 1):
+                start, stop, _ = rows.indices(shape[0])
+                if stop >= start and out.shape == (stop - start,) + shape[1:]:
+                    return start, stop
+                return None
     if is_whole(indices):
         if tuple(out.shape) != shape or not shape:
             return None

@@ -24,6 +24,14 @@ type Alloc interface {
 	Put(b []byte)
 }
 
+// PayloadAlloc is an Alloc that places a frame knowing where its payload
+// starts (a store that puts payloads on a page, for views): a codec-none
+// frame's memory comes from GetFrame.
+type PayloadAlloc interface {
+	Alloc
+	GetFrame(header, payload int) []byte
+}
+
 // Heap allocates frames from the Go heap.
 var Heap Alloc = heapAlloc{}
 

@@ -79,7 +79,7 @@ func (m *Mapping) Revert() bool {
 	defer entries.Put(buf)
 	base := m.Addr()
 	pages := (len(m.b) + pageSize - 1) / pageSize // the last may be a part, of a file's last page
-	run := -1 // first page of the current run of written pages
+	run := -1                                     // first page of the current run of written pages
 	flush := func(end int) bool {
 		if run >= 0 {
 			if unix.Madvise(m.b[run*pageSize:min(end*pageSize, len(m.b))], unix.MADV_DONTNEED) != nil {

@@ -94,22 +94,23 @@ func (s *Dir) MapFrame(ctx context.Context, key string) (*Mapped, error) {
 // take counts a view of key's file id and returns its mappings.
 func (v *dirViews) take(key string, id fileID) (*keyMaps, error) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	if v.closed {
+		v.mu.Unlock()
 		return nil, errClosed("the store")
 	}
 	if v.m == nil {
 		v.m, v.live = map[string]*keyMaps{}, map[string]int{}
 	}
-	km := v.m[key]
+	km, old := v.m[key], (*keyMaps)(nil)
 	if km == nil || km.id != id {
-		if km != nil {
-			km.maps.close()
-		}
-		km = &keyMaps{id: id}
+		old, km = km, &keyMaps{id: id}
 		v.m[key] = km
 	}
 	v.live[key]++
+	v.mu.Unlock()
+	if old != nil { // an older version's: unmapped outside the lock
+		old.maps.close()
+	}
 	return km, nil
 }
 

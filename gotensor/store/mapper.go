@@ -60,44 +60,97 @@ func (m *Mapped) Release() { m.once.Do(m.release) }
 // several tensors at once has as many mappings).
 const MaxIdleMaps = 2
 
-// mapPool keeps the idle private mappings of one file (a memfd, a frame
-// file) for reuse by later views of it.
+// mapPool keeps the private mappings of one file (a memfd, a frame file)
+// that views released, for reuse by later views of it. A released mapping
+// is dirty until its written pages are the file's again (Revert; a pinned
+// mapping's are copied back from src): the cleaner does that off the
+// releasing thread (a tensor's deleter, holding Python's lock: finding the
+// written pages reads the mapping's page table entries, about 100 µs for
+// 16 MiB), and a view that finds only dirty mappings cleans one itself.
 type mapPool struct {
-	mu   sync.Mutex
-	idle []*cowmap.Mapping
-	dead bool
+	mu    sync.Mutex
+	idle  []*cowmap.Mapping // clean
+	dirty []*cowmap.Mapping // released, not yet clean
+	dead  bool
 	// src is what a pinned mapping is restored from (the memfd's shared
 	// mapping); nil for a file, whose mappings are never pinned.
 	src []byte
 }
 
-// get returns an idle mapping, or nil.
+// get returns a clean mapping, cleaning a dirty one if need be, or nil.
 func (p *mapPool) get() *cowmap.Mapping {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.idle); n > 0 {
-		m := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
+	if m := pop(&p.idle); m != nil {
+		p.mu.Unlock()
 		return m
 	}
+	m := pop(&p.dirty)
+	p.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	recycler.pending.Add(-1)
+	if p.clean(m) {
+		return m
+	}
+	m.Unmap()
 	return nil
 }
 
-// put takes back a mapping a view released: every page written is made
-// the file's again (a pinned mapping's are copied back from src), and
-// the mapping is kept for the next view, or unmapped when the pool is
-// closed or full.
-func (p *mapPool) put(m *cowmap.Mapping) {
-	ok := false
-	if m.Pinned() {
-		if p.src != nil {
-			Views.Restored.Add(int64(m.Restore(p.src)))
-			ok = true
-		}
-	} else {
-		ok = m.Revert()
+func pop(list *[]*cowmap.Mapping) *cowmap.Mapping {
+	n := len(*list)
+	if n == 0 {
+		return nil
 	}
+	m := (*list)[n-1]
+	(*list)[n-1] = nil
+	*list = (*list)[:n-1]
+	return m
+}
+
+// clean makes m's pages the file's again; false where it cannot.
+func (p *mapPool) clean(m *cowmap.Mapping) bool {
+	if m.Pinned() {
+		if p.src == nil {
+			return false
+		}
+		Views.Restored.Add(int64(m.Restore(p.src)))
+		return true
+	}
+	return m.Revert()
+}
+
+// put takes back a mapping a view released, dirty; the cleaner cleans it.
+func (p *mapPool) put(m *cowmap.Mapping) {
+	p.mu.Lock()
+	dead := p.dead
+	if !dead {
+		p.dirty = append(p.dirty, m)
+	}
+	p.mu.Unlock()
+	if dead {
+		m.Unmap()
+		return
+	}
+	recycler.pending.Add(1)
+	recycler.start()
+	select {
+	case recycler.ch <- p:
+	default: // a backlog: the next view of it cleans it
+	}
+}
+
+// cleanOne cleans one dirty mapping, keeping it for the next view, or
+// unmapping it when the pool is closed or holds enough.
+func (p *mapPool) cleanOne() {
+	p.mu.Lock()
+	m := pop(&p.dirty)
+	p.mu.Unlock()
+	if m == nil { // taken by a view meanwhile
+		return
+	}
+	defer recycler.pending.Add(-1)
+	ok := p.clean(m)
 	p.mu.Lock()
 	if ok && !p.dead && len(p.idle) < MaxIdleMaps {
 		p.idle = append(p.idle, m)
@@ -109,53 +162,43 @@ func (p *mapPool) put(m *cowmap.Mapping) {
 	}
 }
 
-// close unmaps the idle mappings; later puts unmap theirs.
+// close unmaps the idle and dirty mappings; later puts unmap theirs.
 func (p *mapPool) close() {
 	p.mu.Lock()
-	idle := p.idle
-	p.idle, p.dead = nil, true
+	idle, dirty := p.idle, p.dirty
+	p.idle, p.dirty, p.dead = nil, nil, true
 	p.mu.Unlock()
-	for _, m := range idle {
+	recycler.pending.Add(-int64(len(dirty)))
+	for _, m := range append(idle, dirty...) {
 		m.Unmap()
 	}
 }
 
-// recycle hands a released mapping to the recycler, which reverts and
-// pools it off the releasing thread (a tensor's deleter, which holds
-// Python's lock): checking which pages were written reads the mapping's
-// page table entries, about 100 µs for 16 MiB.
-func recycle(p *mapPool, m *cowmap.Mapping) {
-	recycler.once.Do(func() {
-		recycler.ch = make(chan recycled, 4096)
+// recycle gives a released mapping back to its pool.
+func recycle(p *mapPool, m *cowmap.Mapping) { p.put(m) }
+
+// cleaner cleans released mappings in the background.
+type cleaner struct {
+	once    sync.Once
+	ch      chan *mapPool
+	pending atomic.Int64 // dirty mappings
+}
+
+var recycler cleaner
+
+func (r *cleaner) start() {
+	r.once.Do(func() {
+		r.ch = make(chan *mapPool, 4096)
 		go func() {
-			for r := range recycler.ch {
-				r.p.put(r.m)
-				recycler.pending.Add(-1)
+			for p := range r.ch {
+				p.cleanOne()
 			}
 		}()
 	})
-	recycler.pending.Add(1)
-	select {
-	case recycler.ch <- recycled{p, m}:
-	default: // a backlog: do it here
-		p.put(m)
-		recycler.pending.Add(-1)
-	}
 }
 
-type recycled struct {
-	p *mapPool
-	m *cowmap.Mapping
-}
-
-var recycler struct {
-	once    sync.Once
-	ch      chan recycled
-	pending atomic.Int64
-}
-
-// RecyclePending is the number of released mappings not yet back in
-// their pools (tests wait for it to reach 0).
+// RecyclePending is the number of released mappings not yet clean (tests
+// wait for it to reach 0).
 func RecyclePending() int64 { return recycler.pending.Load() }
 
 // ViewCounts count this process's views.

@@ -51,10 +51,11 @@ def expert_mlp(x: torch.Tensor, w_in: torch.Tensor, w_out: torch.Tensor) -> torc
 
 
 class Fetcher:
-    """Where a step's experts come from: a store with prefetch, a store without, or a safetensors file."""
+    """Where a step's experts come from: a store with prefetch, a store without, or a safetensors file.
+    view=True reads tensors that view the stored bytes in place (mem://, file://) instead of copies."""
 
-    def __init__(self, store=None, path=None, prefetch=True):
-        self.store, self.prefetch = store, prefetch
+    def __init__(self, store=None, path=None, prefetch=True, view=False):
+        self.store, self.prefetch, self.view = store, prefetch, view
         self.file = None
         if path is not None:
             from safetensors import safe_open
@@ -62,14 +63,14 @@ class Fetcher:
 
     def start(self, keys):
         if self.store is not None and self.prefetch:
-            return [(k, self.store.read_tensor_async(k)) for k in keys]
+            return [(k, self.store.read_tensor_async(k, view=self.view)) for k in keys]
         return keys
 
     def wait(self, pending) -> dict[str, torch.Tensor]:
         if self.file is not None:
             return {k: self.file.get_tensor(k) for k in pending}
         if not self.prefetch:
-            return self.store.read_tensors(pending)
+            return self.store.read_tensors(pending, view=self.view)
         return {k: f.result() for k, f in pending}
 
 

@@ -111,6 +111,9 @@ func (s *Store) options(ctx context.Context, meta tensor.Meta) frame.Options {
 // it recycles frames, else the heap.
 func allocOf(caps store.Caps) frame.Alloc {
 	if caps.Lender != nil {
+		if caps.MapLender != nil { // codec-none frames where views map them
+			return lentMappable{lent{caps.Lender}, caps.MapLender}
+		}
 		return lent{caps.Lender}
 	}
 	return frame.Heap
@@ -120,6 +123,13 @@ type lent struct{ store.Lender }
 
 func (l lent) Get(n int) []byte { return l.LendFrame(n) }
 func (l lent) Put(b []byte)     { l.ReturnFrame(b) }
+
+type lentMappable struct {
+	lent
+	ml store.MapLender
+}
+
+func (l lentMappable) GetFrame(header, payload int) []byte { return l.ml.LendMappable(header, payload) }
 
 // put stores a whole frame built in s.frames, coded or not (none),
 // handing its memory back if the store refuses it. It returns the time

@@ -44,6 +44,14 @@ type Stats struct {
 	WriteGBps float64 `json:"write_gbps"` // raw bytes written per write second, 1e9 bytes
 	ReadGBps  float64 `json:"read_gbps"`
 
+	// Views: reads answered by a view (View); ViewCopies: views asked for
+	// that were read as copies (the frame is coded or not aligned, or the
+	// store maps nothing: a store across a link); ViewBytes: the bytes of
+	// the tensors viewed.
+	Views      int64 `json:"views"`
+	ViewCopies int64 `json:"view_copies"`
+	ViewBytes  int64 `json:"view_bytes"`
+
 	Codecs map[string]int64 `json:"codecs"` // successful writes by the codec chosen
 	Auto   auto.Stats       `json:"auto"`   // how "auto" chose for whole writes
 	Link   auto.Link        `json:"link"`   // the cost model's view of the link
@@ -111,6 +119,18 @@ func (st *stats) read(stored int64, wall time.Duration) {
 	st.mu.Lock()
 	st.s.StoredBytesRead += stored
 	st.s.ReadSeconds += wall.Seconds()
+	st.mu.Unlock()
+}
+
+// viewed counts a View call that succeeded: a view, or (nil) a copy.
+func (st *stats) viewed(v *View) {
+	st.mu.Lock()
+	if v != nil {
+		st.s.Views++
+		st.s.ViewBytes += int64(len(v.Data))
+	} else {
+		st.s.ViewCopies++
+	}
 	st.mu.Unlock()
 }
 

@@ -24,6 +24,14 @@ type Alloc interface {
 	Put(b []byte)
 }
 
+// PayloadAlloc is an Alloc that places a frame knowing where its payload
+// starts (a store that puts payloads on a page, for views): a codec-none
+// frame's memory comes from GetFrame.
+type PayloadAlloc interface {
+	Alloc
+	GetFrame(header, payload int) []byte
+}
+
 // Heap allocates frames from the Go heap.
 var Heap Alloc = heapAlloc{}
 
@@ -70,7 +78,44 @@ func chunkSize(c codec.Codec, in codec.Info, raw int64, opt Options) (int64, err
 		}
 		cs = alignToRows(cs, unit, in.Meta)
 	}
+	if opt.ChunkSize == 0 && c.ID() == codec.IDNone {
+		cs = alignPayload(cs, unit, raw, in.Meta, opt.AlignRows)
+	}
 	return cs, nil
+}
+
+// alignPayload picks, for a codec-none frame of a dtype of 8 or 16 bytes,
+// a chunk size near cs (down to half of it, keeping the unit and the row
+// alignment) whose chunk count makes the header, and so the payload that
+// follows it, a multiple of the element size: a view of the frame where it
+// is stored (a file) is then aligned for its dtype. The header is a
+// multiple of 4 bytes whatever the count, so smaller dtypes need nothing.
+// An encoder's choice: any chunk size reads alike.
+func alignPayload(cs, unit, raw int64, meta tensor.Meta, rows bool) int64 {
+	align := int64(min(meta.DType.Size(), 16))
+	if align < 8 || raw == 0 {
+		return cs
+	}
+	aligned := func(c int64) bool {
+		n := (raw + c - 1) / c
+		return (int64(fixedSize+8*len(meta.Shape))+12*n+4)%align == 0
+	}
+	if aligned(cs) {
+		return cs
+	}
+	row := int64(0)
+	if rows && len(meta.Shape) >= 2 {
+		row = RowBytes(meta)
+	}
+	for c := cs - cs%unit; c >= max(MinChunkSize, cs/2); c -= unit {
+		if c <= 0 || row > 0 && (row <= c && c%row != 0 || row > c && row%c != 0) {
+			continue
+		}
+		if aligned(c) {
+			return c
+		}
+	}
+	return cs
 }
 
 // newHeader validates a tensor and codec and lays out the frame's header

@@ -75,7 +75,11 @@ func NewWriter(meta tensor.Meta, c codec.Codec, param uint32, opt Options, alloc
 	n := len(h.Chunks)
 	w := &Writer{h: h, c: c, in: in, cs: int64(h.ChunkSize), pin: opt.Pin, stop: opt.Stop, alloc: alloc, state: make([]uint8, n)}
 	if alloc != nil && c.ID() == codec.IDNone {
-		w.out = alloc.Get(h.Size() + int(h.RawSize))
+		if pa, ok := alloc.(PayloadAlloc); ok {
+			w.out = pa.GetFrame(h.Size(), int(h.RawSize))
+		} else {
+			w.out = alloc.Get(h.Size() + int(h.RawSize))
+		}
 	} else {
 		w.enc = make([][]byte, n)
 		w.whole = alloc != nil && n == 1

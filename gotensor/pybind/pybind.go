@@ -373,3 +373,52 @@ func Panic() (err error) {
 	defer guard(&err)
 	panic("deliberate panic")
 }
+
+// Views (binding.View): a read that returns a tensor viewing the stored
+// bytes in place.
+
+// View fetches key for reading in place and fills the meta buffer as Read
+// does. It returns the address of a DLPack managed tensor over the
+// tensor's bytes (> 0; torch.from_dlpack takes it in a "dltensor"
+// capsule), or the negated fetch handle of a copy to Decode where the
+// tensor cannot be viewed.
+func View(h int64, key string, metaPtr uintptr, timeoutNs int64) (r int64, err error) {
+	defer guard(&err)
+	meta, err := binding.Int64sAt(metaPtr, binding.MetaWords)
+	if err != nil {
+		return 0, err
+	}
+	return binding.View(h, key, meta, timeoutNs)
+}
+
+// StartView is View on a goroutine; meta must stay valid until it completes.
+func StartView(h int64, key string, metaPtr uintptr, timeoutNs int64) (op int64, err error) {
+	defer guard(&err)
+	meta, err := binding.Int64sAt(metaPtr, binding.MetaWords)
+	if err != nil {
+		return 0, err
+	}
+	return binding.StartView(h, key, meta, timeoutNs), nil
+}
+
+// DropView releases a view whose managed tensor torch never took.
+func DropView(addr int64) (err error) {
+	defer guard(&err)
+	binding.DropView(addr)
+	return nil
+}
+
+// SetPinFuncs installs cudaHostRegister and cudaHostUnregister (addresses
+// in the CUDA runtime torch loaded) for views of mem://?pinned=true
+// stores; 0, 0 removes them.
+func SetPinFuncs(registerFn, unregisterFn uintptr, flags int64) (err error) {
+	defer guard(&err)
+	binding.SetPinFuncs(registerFn, unregisterFn, uint32(flags))
+	return nil
+}
+
+// ViewCounts describes this process's views as JSON (binding.ViewCounts).
+func ViewCounts() (js string, err error) {
+	defer guard(&err)
+	return binding.ViewCountsJSON(), nil
+}

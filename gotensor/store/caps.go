@@ -31,6 +31,11 @@ type Caps struct {
 	Stream StreamWriter
 	// Files opens a frame as an open file, read in place by range.
 	Files FileOpener
+	// Mapper maps a frame privately for a tensor that views it.
+	Mapper Mapper
+	// MapLender lends memory, for frames views will read, that Mapper
+	// maps.
+	MapLender MapLender
 	// Nonblocking: no call waits on I/O (memory).
 	Nonblocking bool
 	// Used is what counts against the capacity, where that is more than
@@ -59,6 +64,10 @@ func UsedOf(st Store) int64 {
 // Every store says its abilities; these hold the methods to them.
 var (
 	_ Lender        = (*Mem)(nil)
+	_ MapLender     = (*Mem)(nil)
+	_ Mapper        = (*Mem)(nil)
+	_ Mapper        = (*MemHandle)(nil)
+	_ Mapper        = (*Dir)(nil)
 	_ CheckedLeaser = (*Mem)(nil)
 	_ Editor        = (*Mem)(nil)
 	_ Splicer       = (*Mem)(nil)
@@ -74,15 +83,15 @@ var (
 )
 
 func (s *Mem) Caps() Caps {
-	return Caps{Lender: s, Leaser: s, Checked: s, Editor: s, Splicer: s, Nonblocking: true, Used: s.Used}
+	return Caps{Lender: s, Leaser: s, Checked: s, Editor: s, Splicer: s, Nonblocking: true, Used: s.Used, Mapper: s, MapLender: s}
 }
 
 func (h *MemHandle) Caps() Caps {
-	return Caps{Lender: h.Mem, Leaser: h, Checked: h, Editor: h, Splicer: h, Nonblocking: true, Used: h.Used}
+	return Caps{Lender: h.Mem, Leaser: h, Checked: h, Editor: h, Splicer: h, Nonblocking: true, Used: h.Used, Mapper: h, MapLender: h.Mem}
 }
 
 func (s *Dir) Caps() Caps {
-	return Caps{Editor: s, Splicer: s, Ranges: s, Files: s, Used: s.Used}
+	return Caps{Editor: s, Splicer: s, Ranges: s, Files: s, Used: s.Used, Mapper: s}
 }
 
 // Caps of a sharded store: splices go to the key's node; large frames move

@@ -114,6 +114,8 @@ type Dir struct {
 	slotUsed [64]int      // bytes at the start of each slot that may hold a record; under the stripe's key lock
 	stale    [64]string   // the file a slot's uncleared record edits after a failed edit ("": none); under the stripe's key lock
 
+	views dirViews // mappings for views (file_views.go)
+
 	hmu     sync.Mutex
 	handles map[string]*handle // files open for reuse (handles.go)
 	hgen    uint64             // counts forgets: an open older than one is not cached
@@ -598,6 +600,7 @@ func (s *Dir) Close() error {
 	s.closed = true
 	s.closeSlots()
 	s.forgetAll()
+	s.views.close()
 	if s.readOnly {
 		return nil
 	}

@@ -69,13 +69,15 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 	return v, err == nil, err
 }
 
-// edit applies e to key's file, open as h, under the key's lock, and gives
+// edit applies e to key's frame, open as h, under the key's lock, and gives
 // the frame a new version. An edit that keeps the length is written in
 // place, crash-safe through a journal of what it writes (see
-// editInPlace); one that changes it rewrites the file atomically, as Put
-// does (a new file renamed over the old one), with the bytes it keeps
-// copied from the old file by the kernel (copy_file_range: no pass
-// through user memory, and a shared extent on file systems that reflink).
+// editInPlace), unless a view maps the file; one that changes the length,
+// or has a view to spare, rewrites the file atomically, as Put does (a
+// new file renamed over the old one, which the view keeps), with the
+// bytes it keeps copied from the old file by the kernel (copy_file_range:
+// no pass through user memory, and a shared extent on file systems that
+// reflink).
 func (s *Dir) edit(key string, h *handle, e Edit) error {
 	if s.readOnly {
 		return errReadOnly(key, s.URL())
@@ -84,17 +86,20 @@ func (s *Dir) edit(key string, h *handle, e Edit) error {
 	if int64(len(e.Data)) == e.N {
 		i := s.editStripe(key)
 		s.editing[i].Lock()
-		err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
-		s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
-		s.editing[i].Unlock()
-		switch {
-		case err == nil:
-			return nil
-		case isNoSpace(err):
-			return errs.WrapKey(errs.StoreFull, key, err, "no space left to edit key %q in %s", key, s.URL())
-		default:
-			return errs.WrapKey(ioKind(err), key, err, "editing key %q in %s", key, s.URL())
+		if !s.views.viewed(key) { // (a view is mapped and counted under the edit lock, shared)
+			err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
+			s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
+			s.editing[i].Unlock()
+			switch {
+			case err == nil:
+				return nil
+			case isNoSpace(err):
+				return errs.WrapKey(errs.StoreFull, key, err, "no space left to edit key %q in %s", key, s.URL())
+			default:
+				return errs.WrapKey(ioKind(err), key, err, "editing key %q in %s", key, s.URL())
+			}
 		}
+		s.editing[i].Unlock() // a view maps the file: write a new one instead, below
 	}
 	return s.replace(key, SplicedLen(size, e.N, e.Data), func(tmp *os.File) error {
 		if err := copyRange(tmp, src, 0, e.Off); err != nil {

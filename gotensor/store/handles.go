@@ -90,6 +90,7 @@ func (s *Dir) dropLocked(h *handle) {
 // forget drops key's cached handle, after its file was replaced or
 // removed; users holding it keep it until they release it.
 func (s *Dir) forget(key string) {
+	s.views.drop(key)
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	s.hgen++

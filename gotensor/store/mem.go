@@ -12,17 +12,27 @@ import (
 
 func init() {
 	RegisterScheme("mem", func(u *url.URL) (Store, error) {
-		if err := CheckOptions(u, "capacity"); err != nil {
+		if err := CheckOptions(u, "capacity", "pinned"); err != nil {
 			return nil, err
 		}
 		c, err := capacityParam(u)
 		if err != nil {
 			return nil, err
 		}
-		if u.Host+u.Path == "" { // mem://: a store of its own
-			return NewMem("mem://", c), nil
+		pinned := false
+		switch v := u.Query().Get("pinned"); v {
+		case "", "0", "false":
+		case "1", "true":
+			pinned = true
+		default:
+			return nil, errs.New(errs.InvalidArgument, "bad pinned=%q in %q (want true or false)", v, RedactURL(u))
 		}
-		return openNamed("mem://"+u.Host+u.Path, c, u.Query().Has("capacity"))
+		if u.Host+u.Path == "" { // mem://: a store of its own
+			s := NewMem("mem://", c)
+			s.views.pinned.Store(pinned)
+			return s, nil
+		}
+		return openNamed("mem://"+u.Host+u.Path, c, u.Query().Has("capacity"), pinned)
 	})
 }
 
@@ -40,6 +50,7 @@ type Mem struct {
 	url      string
 	capacity int64
 	pool     *pool.Bytes
+	views    memViews // memfd memory for frames views map (mem_views.go)
 
 	mu       sync.RWMutex
 	m        map[string]*memFrame
@@ -69,6 +80,10 @@ type memFrame struct {
 	pool    *pool.Bytes
 	release func() // unref, made once per frame so a lease allocates nothing
 	ver     uint64 // the frame's version (see Editor), under the store's lock
+
+	fb          *memfdBuf     // the memfd b lives in, where views may map it; nil: the heap
+	views       *memViews     // fb's owner
+	viewChecked atomic.Uint64 // the version whose checksums a view checked (see Mapped)
 }
 
 func newMemFrame(b []byte, p *pool.Bytes, checked bool) *memFrame {
@@ -79,8 +94,22 @@ func newMemFrame(b []byte, p *pool.Bytes, checked bool) *memFrame {
 	return f
 }
 
+// newFrame makes the record of a frame Put into s: in the memfd it was
+// lent in (LendMappable), or on the heap.
+func (s *Mem) newFrame(b []byte, checked bool) *memFrame {
+	f := newMemFrame(b, s.pool, checked)
+	if fb := s.views.claim(b); fb != nil {
+		f.fb, f.views = fb, &s.views
+	}
+	return f
+}
+
 func (f *memFrame) unref() {
 	if f.refs.Add(-1) == 0 && !f.escaped.Load() {
+		if f.fb != nil {
+			f.views.drop(f.fb)
+			return
+		}
 		f.pool.Put(f.b)
 	}
 }
@@ -95,14 +124,20 @@ func NewMem(url string, capacity int64) *Mem {
 	if capacity > 0 {
 		bound = min(bound, capacity/8)
 	}
-	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4)}
+	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
 }
 
 // LendFrame lends the memory of a dropped frame, or new memory.
 func (s *Mem) LendFrame(n int) []byte { return s.pool.Get(n) }
 
 // ReturnFrame takes back a lent buffer that was not Put.
-func (s *Mem) ReturnFrame(b []byte) { s.pool.Put(b) }
+func (s *Mem) ReturnFrame(b []byte) {
+	if fb := s.views.claim(b); fb != nil {
+		s.views.drop(fb)
+		return
+	}
+	s.pool.Put(b)
+}
 
 // Lease returns the frame under key, held until release is called (once).
 func (s *Mem) Lease(_ context.Context, key string) ([]byte, func(), error) {
@@ -162,7 +197,7 @@ func (s *Mem) put(key string, frame []byte, checked bool) error {
 	if s.capacity > 0 && s.bytes-oldLen+need > s.capacity {
 		return full(need, s.bytes, s.capacity, s.url)
 	}
-	s.m[key] = newMemFrame(frame, s.pool, checked)
+	s.m[key] = s.newFrame(frame, checked)
 	s.bytes += need - oldLen
 	s.keyBytes += charge
 	if old != nil {
@@ -189,11 +224,22 @@ func (s *Mem) lookup(key string, hold func(*memFrame)) (*memFrame, error) {
 	return f, nil
 }
 
-// Get returns the frame itself; its memory is then never reused.
+// Get returns the frame itself; its memory is then never reused. A frame
+// in memfd memory (which is freed, not collected) is copied instead.
 func (s *Mem) Get(_ context.Context, key string) ([]byte, error) {
-	f, err := s.lookup(key, escape)
+	f, err := s.lookup(key, func(f *memFrame) {
+		if f.fb != nil {
+			hold(f)
+		} else {
+			escape(f)
+		}
+	})
 	if err != nil {
 		return nil, err
+	}
+	if f.fb != nil {
+		defer f.unref()
+		return append([]byte(nil), f.b...), nil
 	}
 	return f.b, nil
 }
@@ -263,8 +309,19 @@ func (s *Mem) Used() int64 {
 
 func (s *Mem) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.closed, s.m, s.bytes, s.keyBytes = true, nil, 0, 0 // frames go to the collector, not the pool
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	frames := s.m
+	s.closed, s.m, s.bytes, s.keyBytes = true, nil, 0, 0 // heap frames go to the collector, not the pool
+	s.mu.Unlock()
+	s.views.close()
+	for _, f := range frames {
+		if f.fb != nil { // memfd memory is freed, not collected: once no view or lease holds it
+			f.unref()
+		}
+	}
 	return nil
 }
 

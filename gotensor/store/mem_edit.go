@@ -58,9 +58,16 @@ func (s *Mem) edit(key string, f *memFrame, e Edit, checked bool) error {
 		if size > old {
 			room += size / 16
 		}
-		b := s.pool.Get(int(room))[:size]
+		var b []byte
+		if f.fb != nil { // where views map it, its payload on a page as before (the header keeps its length)
+			b, _ = s.views.lend(f.fb.off, int(room))
+		}
+		if b == nil {
+			b = s.pool.Get(int(room))
+		}
+		b = b[:size]
 		SpliceInto(b, f.b, nil, e.Off, e.N, e.Data)
-		nf := newMemFrame(b, s.pool, checked && f.checked.Load())
+		nf := s.newFrame(b, checked && f.checked.Load())
 		s.m[key] = nf
 		f.unref()
 		f = nf

@@ -34,7 +34,7 @@ type MemHandle struct {
 
 // openNamed opens a handle on the store called name, making it on first
 // use with capacity; a later open that sets a different capacity fails.
-func openNamed(name string, capacity int64, setsCapacity bool) (*MemHandle, error) {
+func openNamed(name string, capacity int64, setsCapacity, pinned bool) (*MemHandle, error) {
 	named.mu.Lock()
 	defer named.mu.Unlock()
 	sm := named.m[name]
@@ -43,6 +43,9 @@ func openNamed(name string, capacity int64, setsCapacity bool) (*MemHandle, erro
 		named.m[name] = sm
 	} else if setsCapacity && capacity != sm.mem.capacity {
 		return nil, errs.New(errs.InvalidArgument, "%s is open in this process with capacity %d, not %d", name, sm.mem.capacity, capacity)
+	}
+	if pinned { // any handle's pinned=true pins the store's later views
+		sm.mem.views.pinned.Store(true)
 	}
 	sm.handles++
 	return &MemHandle{Mem: sm.mem}, nil
@@ -81,6 +84,13 @@ func (h *MemHandle) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	return h.Mem.Get(ctx, key)
+}
+
+func (h *MemHandle) MapFrame(ctx context.Context, key string) (*Mapped, error) {
+	if err := h.check(); err != nil {
+		return nil, err
+	}
+	return h.Mem.MapFrame(ctx, key)
 }
 
 func (h *MemHandle) Lease(ctx context.Context, key string) ([]byte, func(), error) {

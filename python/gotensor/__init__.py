@@ -169,33 +169,37 @@ def write_tensor_async(key: str, tensor: TensorLike, *, codec: str = "none",
 
 @overload
 def read_tensor(key: str, *, out: None = None, device: Device | None = None, rows: slice | None = None,
-                timeout: float | None = None) -> torch.Tensor: ...
+                view: bool = False, timeout: float | None = None) -> torch.Tensor: ...
 @overload
 def read_tensor(key: str, *, out: OutT, device: Device | None = None, rows: slice | None = None,
-                timeout: float | None = None) -> OutT: ...
+                view: bool = False, timeout: float | None = None) -> OutT: ...
 
 
 def read_tensor(key: str, *, out: TensorLike | None = None, device: Device | None = None,
-                rows: slice | None = None, timeout: float | None = None) -> TensorLike:
+                rows: slice | None = None, view: bool = False, timeout: float | None = None) -> TensorLike:
     """Store.read_tensor on the default store: the tensor under key (or its
-    rows=slice(a, b)), new or decoded into out=. Raises KeyNotFound when key
-    holds nothing, InvalidArgument when out= does not match."""
-    return default_store().read_tensor(key, out=out, device=device, rows=rows, timeout=timeout)  # type: ignore[arg-type]
+    rows=slice(a, b)), new or decoded into out=, or with view=True a tensor
+    viewing the stored bytes in place. Raises KeyNotFound when key holds
+    nothing, InvalidArgument when out= does not match."""
+    return default_store().read_tensor(key, out=out, device=device, rows=rows, view=view,  # type: ignore[arg-type]
+                                       timeout=timeout)
 
 
 @overload
 def read_tensor_async(key: str, *, out: None = None, device: Device | None = None,
-                      timeout: float | None = None) -> Future[torch.Tensor]: ...
+                      view: bool = False, timeout: float | None = None) -> Future[torch.Tensor]: ...
 @overload
 def read_tensor_async(key: str, *, out: OutT, device: Device | None = None,
-                      timeout: float | None = None) -> Future[OutT]: ...
+                      view: bool = False, timeout: float | None = None) -> Future[OutT]: ...
 
 
 def read_tensor_async(key: str, *, out: TensorLike | None = None, device: Device | None = None,
-                      timeout: float | None = None) -> Future[Any]:
+                      view: bool = False, timeout: float | None = None) -> Future[Any]:
     """Store.read_tensor_async on the default store: a future whose result is
-    the tensor (out= when given), or the typed exception the read raised."""
-    return default_store().read_tensor_async(key, out=out, device=device, timeout=timeout)  # type: ignore[arg-type]
+    the tensor (out= when given; a view with view=True), or the typed
+    exception the read raised."""
+    return default_store().read_tensor_async(key, out=out, device=device, view=view,  # type: ignore[arg-type]
+                                             timeout=timeout)
 
 
 def write_tensors(items: Items, *, codec: str = "none") -> None:
@@ -205,10 +209,12 @@ def write_tensors(items: Items, *, codec: str = "none") -> None:
     default_store().write_tensors(items, codec=codec)
 
 
-def read_tensors(keys: Iterable[str], *, device: Device | None = None) -> dict[str, torch.Tensor]:
+def read_tensors(keys: Iterable[str], *, device: Device | None = None,
+                 view: bool = False) -> dict[str, torch.Tensor]:
     """Store.read_tensors on the default store: {key: tensor} in the order
-    given; the first error (e.g. KeyNotFound) is raised after every read ran."""
-    return default_store().read_tensors(keys, device=device)
+    given (views with view=True); the first error (e.g. KeyNotFound) is raised
+    after every read ran."""
+    return default_store().read_tensors(keys, device=device, view=view)
 
 
 def read_array(key: str, *, timeout: float | None = None) -> Array:

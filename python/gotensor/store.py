@@ -173,6 +173,19 @@ def _gather(keys: list[str], futs: list[Future[Any]], did: str) -> list[Any]:
     raise err from first
 
 
+def _check_view(out: Any, rows: Any) -> None:
+    if out is not None or rows is not None:
+        raise errors.InvalidArgument("view=True returns a new tensor of the whole stored one: not with out= or rows=")
+    if _torch is None:
+        raise errors.Unsupported("view=True needs torch")
+
+
+def _viewed(addr: int, code: int, shape: tuple[int, ...], device: Any) -> Any:
+    """The tensor of a view, on device where one is given."""
+    t = _torch.view_tensor(addr, code, shape)
+    return t if device is None else t.to(_torch.device_of(device))
+
+
 def _staging_executor() -> Any:
     """Threads that drive the CUDA staging pipelines of async calls."""
     global _executor
@@ -212,6 +225,10 @@ class Store:
             raise errors.InvalidArgument(f"store URL must be a str, got {type(url).__name__}")
         self._h: int = errors.call(native.open, url)
         self.url: str = _hide_password(re.sub(r"([?&])token=[^&]*", r"\1token=***", url))  # never echo a secret
+        if "pinned=" in url:
+            from . import _pinning
+            if _pinning.wants_pinning(url):
+                _pinning.install()  # where CUDA is available: views of this store are page-locked
 
     # -- lifecycle -------------------------------------------------------------
     def close(self) -> None:
@@ -353,13 +370,13 @@ class Store:
     # -- reading ---------------------------------------------------------------
     @overload
     def read_tensor(self, key: str, *, out: None = None, device: Device | None = None,
-                    rows: slice | None = None, timeout: float | None = None) -> torch.Tensor: ...
+                    rows: slice | None = None, view: bool = False, timeout: float | None = None) -> torch.Tensor: ...
     @overload
     def read_tensor(self, key: str, *, out: OutT, device: Device | None = None,
-                    rows: slice | None = None, timeout: float | None = None) -> OutT: ...
+                    rows: slice | None = None, view: bool = False, timeout: float | None = None) -> OutT: ...
 
     def read_tensor(self, key: str, *, out: TensorLike | None = None, device: Device | None = None,
-                    rows: slice | None = None, timeout: float | None = None) -> Any:
+                    rows: slice | None = None, view: bool = False, timeout: float | None = None) -> Any:
         """Read the tensor under key. With out=, decode into that tensor
         (its dtype and shape must match) and return it; otherwise return a
         new torch tensor (numpy array without torch), on device if given.
@@ -372,6 +389,14 @@ class Store:
                 (of the rows' shape with rows=) to decode into.
             device: where a new tensor goes ("cpu", "cuda:0", ...).
             rows: a slice with step 1 of the leading dimension.
+            view: return a tensor that views the stored bytes in place, no
+                copy (mem:// and file://, for a tensor stored uncoded with
+                its payload aligned for its dtype; anything else is read as
+                a copy, counted in stats()["view_copies"]). Writes into it
+                never reach the store, and nothing done to the key later
+                changes it; it holds the stored bytes until it is freed.
+                With device=, the view is copied there (straight from
+                page-locked memory on a mem://?pinned=true store).
             timeout: seconds; None: the store's default.
 
         Returns:
@@ -386,6 +411,8 @@ class Store:
         """
         h = self._h or self._handle
         tns = _timeout_ns(timeout) if timeout is not None else 0
+        if view:
+            return self._read_view(h, key, out, rows, device, tns)
         if rows is not None:
             return self._read_rows(h, _key(key), rows, out, device, tns)
         if out is not None:
@@ -408,6 +435,49 @@ class Store:
         if device is not None and _cuda(device):
             return self._read_staged(h, _key(key), tns, device=device)
         return self._read_new(h, key, device, False, tns)
+
+    def _read_view(self, h: int, key: str, out: Any, rows: Any, device: Any, tns: int) -> Any:
+        """read_tensor(view=True): one call maps the tensor, or fetches a copy
+        to decode where it cannot be viewed."""
+        _check_view(out, rows)
+        meta = _scratch.meta
+        try:
+            r = native.view(h, key, _scratch.meta_ptr, tns)
+        except RuntimeError as e:
+            raise errors.last_error(str(e)) from None
+        except (TypeError, ValueError, UnicodeError):
+            _key(key)
+            raise
+        code, shape, _ = read_meta(meta)
+        if r > 0:
+            return _viewed(r, code, shape, device)
+        try:
+            new, finish = _new(code, shape, device, False)
+        except BaseException:
+            native.release(-r)
+            raise
+        errors.call(native.decode, -r, new.ptr, new.nbytes, new.gpu, tns)
+        return finish()
+
+    def _read_view_async(self, key: str, out: Any, device: Any, timeout: float | None) -> Future[Any]:
+        """read_tensor_async(view=True)."""
+        _check_view(out, None)
+        h, key, tns = self._handle, _key(key), _timeout_ns(timeout)
+        meta = new_meta()
+
+        def viewed(r: int, fut: Future[Any]) -> None:
+            code, shape, _ = read_meta(meta)
+            if r > 0:
+                fut.set_result(_viewed(r, code, shape, device))
+                return
+            try:
+                new, finish = _new(code, shape, device, False)
+            except BaseException:
+                native.release(-r)
+                raise
+            completer.submit(lambda: native.start_decode(-r, new.ptr, new.nbytes, new.gpu, tns), new.keep,
+                             lambda _v, f: f.set_result(finish()), future=fut)
+        return completer.submit(lambda: native.start_view(h, key, meta.buffer_info()[0], tns), meta, viewed)
 
     def _read_rows(self, h: int, key: str, rows: slice, out: Any, device: Any, tns: int) -> Any:
         if out is not None:
@@ -498,13 +568,13 @@ class Store:
 
     @overload
     def read_tensor_async(self, key: str, *, out: None = None, device: Device | None = None,
-                          timeout: float | None = None) -> Future[torch.Tensor]: ...
+                          view: bool = False, timeout: float | None = None) -> Future[torch.Tensor]: ...
     @overload
     def read_tensor_async(self, key: str, *, out: OutT, device: Device | None = None,
-                          timeout: float | None = None) -> Future[OutT]: ...
+                          view: bool = False, timeout: float | None = None) -> Future[OutT]: ...
 
     def read_tensor_async(self, key: str, *, out: TensorLike | None = None, device: Device | None = None,
-                          timeout: float | None = None) -> Future[Any]:
+                          view: bool = False, timeout: float | None = None) -> Future[Any]:
         """read_tensor on Go goroutines; the future's result is the tensor
         (out= when given). It sees the operations this thread submitted on
         key before it.
@@ -517,6 +587,8 @@ class Store:
             InvalidArgument, StoreClosed: at once, for a bad key or out= or a
                 closed store.
         """
+        if view:
+            return self._read_view_async(key, out, device, timeout)
         h, key, tns = self._handle, _key(key), _timeout_ns(timeout)
         if (out is not None and _staged(out)) or (out is None and _cuda(device)):
             return _staging_executor().submit(self.read_tensor, key, out=out, device=device, timeout=timeout)
@@ -577,7 +649,8 @@ class Store:
         pairs = list(items.items() if hasattr(items, "items") else items)
         _gather([k for k, _ in pairs], [self.write_tensor_async(k, t, codec=codec) for k, t in pairs], "written")
 
-    def read_tensors(self, keys: Iterable[str], *, device: Device | None = None) -> dict[str, torch.Tensor]:
+    def read_tensors(self, keys: Iterable[str], *, device: Device | None = None,
+                     view: bool = False) -> dict[str, torch.Tensor]:
         """Read many tensors concurrently (fanning out over a sharded store's
         nodes); returns {key: tensor} in the order given. Every read runs to
         its end. Where some fail, the first failure's class is raised (e.g.
@@ -585,7 +658,7 @@ class Store:
         its ``failed`` is {key: exception} and ``results`` {key: tensor} of
         the reads that succeeded."""
         keys = list(keys)
-        futs = [self.read_tensor_async(k, device=device) for k in keys]
+        futs = [self.read_tensor_async(k, device=device, view=view) for k in keys]
         return dict(zip(keys, _gather(keys, futs, "read")))
 
     # -- keys ------------------------------------------------------------------

@@ -6,11 +6,14 @@ copy that _staging makes.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable, Sequence
 
 import torch
+from torch.utils.dlpack import from_dlpack as _from_dlpack
 
 from . import _staging
+from ._native_lib import native
 from ._view import CODES, HostView, dims
 from .errors import InvalidArgument, Unsupported
 
@@ -147,3 +150,26 @@ def new_tensor(code: int, shape: Sequence[int], device: Any = None) -> tuple[Hos
     if dev.type == "cpu":
         return view, lambda: t
     return view, lambda: t.to(dev)
+
+
+# A view crosses from Go as a DLPack managed tensor (a 1-d uint8 tensor of
+# the stored bytes, whose deleter gives the view back to the store), put
+# in a "dltensor" capsule for torch.from_dlpack. Own function pointers, so
+# that ctypes.pythonapi's shared ones keep their signatures.
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
+
+
+def view_tensor(addr: int, code: int, shape: Sequence[int]) -> torch.Tensor:
+    """The tensor of a view (native.view's managed tensor at addr), as the
+    stored dtype and shape; freeing it releases the view."""
+    cap = _capsule_new(addr, b"dltensor", None)
+    try:
+        t = _from_dlpack(cap)
+    except BaseException:
+        if _capsule_valid(cap, b"dltensor"):  # torch did not take it: its deleter will never run
+            native.drop_view(addr)
+        raise
+    return t.view(torch_dtype(code)).view(shape)

@@ -49,5 +49,11 @@ def test_moe_steps_through_sharded_nodes_match_memory(tmp_path, monkeypatch):
         store.write_tensors(experts)
         capture("prefetch", Fetcher(store))
         capture("no-prefetch", Fetcher(store, prefetch=False))
+    with gotensor.open("mem://") as mem, gotensor.open(f"file://{tmp_path}/store") as files:
+        mem.write_tensors(experts)
+        files.write_tensors(experts)
+        for name, st in (("mem", mem), ("file", files)):
+            capture(f"{name} views, prefetch", Fetcher(st, view=True))
+            capture(f"{name} views", Fetcher(st, prefetch=False, view=True))
     for name, out in outs.items():
         assert torch.equal(out, outs["memory"]), name

@@ -1,0 +1,110 @@
+package binding
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/internal/cowmap"
+	"github.com/gotensor/gotensor/gotensor/store"
+)
+
+// Views: a read that returns a tensor viewing the stored bytes in place
+// (core.View) crosses to Python as a DLPack managed tensor, a 1-d uint8
+// tensor of the view's bytes (torch.from_dlpack takes it; Python views it
+// as the dtype and shape Read's meta gives), whose deleter releases the
+// view when torch frees the tensor. Where the tensor cannot be viewed it
+// is read as a copy: the call returns a fetch handle instead.
+
+// openViews are the views handed out and not yet released, by id.
+var (
+	openViews sync.Map // int64 -> *core.View
+	viewIDs   atomic.Int64
+)
+
+// View fetches the tensor under key for reading in place and describes it
+// in meta (as Read does). It returns the address of a DLPack managed
+// tensor (> 0) over the view's bytes, or the negated fetch handle of a
+// copy to decode (Decode) where the tensor cannot be viewed.
+func View(h int64, key string, meta []int64, timeoutNs int64) (int64, error) {
+	s, ctx, cancel, err := syncCall(h, key, timeoutNs)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	return view(ctx, s, key, meta)
+}
+
+// StartView is View on a goroutine: the completion's value is View's.
+func StartView(h int64, key string, meta []int64, timeoutNs int64) int64 {
+	s := storeFor(h)
+	return start(s, h, key, timeoutNs, func(ctx context.Context) (int64, error) {
+		if s == nil {
+			return noValue(badStore(h))
+		}
+		return view(ctx, s, key, meta)
+	})
+}
+
+func view(ctx context.Context, s *openStore, key string, meta []int64) (int64, error) {
+	v, err := s.View(ctx, key)
+	if err != nil {
+		return 0, ctxError(ctx, err)
+	}
+	if v != nil && !viewsCross {
+		v.Release()
+		v = nil
+	}
+	if v == nil { // read a copy
+		f, err := s.Fetch(ctx, key)
+		if err != nil {
+			return 0, ctxError(ctx, err)
+		}
+		if err := putMeta(meta, f.Header); err != nil {
+			release(f)
+			return 0, err
+		}
+		return -fetches.add(f), nil
+	}
+	if err := putMeta(meta, v.Header); err != nil {
+		v.Release()
+		return 0, err
+	}
+	id := viewIDs.Add(1)
+	openViews.Store(id, v)
+	addr, err := crossView(v, id)
+	if err != nil {
+		viewDone(id)
+		return 0, err
+	}
+	return addr, nil
+}
+
+// viewDone releases view id (its tensor was freed).
+func viewDone(id int64) {
+	if v, ok := openViews.LoadAndDelete(id); ok {
+		v.(*core.View).Release()
+	}
+}
+
+// OpenViews is the number of views handed out and not yet released.
+func OpenViews() int {
+	n := 0
+	openViews.Range(func(any, any) bool { n++; return true })
+	return n
+}
+
+// ViewCountsJSON describes this process's views: open (handed out, not yet
+// released), mappings made and reused, pinned, bytes restored into pinned
+// mappings, and released mappings not yet back in their pools.
+func ViewCountsJSON() string {
+	c := &store.Views
+	b, _ := json.Marshal(map[string]int64{
+		"open": int64(OpenViews()), "maps": c.Maps.Load(), "reused": c.Reused.Load(), "live_maps": c.Live.Load(),
+		"pinned": c.Pinned.Load(), "restored_bytes": c.Restored.Load(), "recycle_pending": store.RecyclePending(),
+		"mapped_now": cowmap.Counts.Mapped.Load() - cowmap.Counts.Unmapped.Load(), "reverted_pages": cowmap.Counts.Reverted.Load(),
+	})
+	return string(b)
+}

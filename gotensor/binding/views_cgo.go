@@ -1,0 +1,64 @@
+//go:build cgo
+
+package binding
+
+/*
+#include <stdlib.h>
+#include "dlpack.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/gotensor/gotensor/gotensor/core"
+	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/cowmap"
+)
+
+// viewsCross: views cross to Python (DLPack needs cgo).
+const viewsCross = true
+
+// crossView makes view id's DLPack managed tensor and returns its address.
+func crossView(v *core.View, id int64) (int64, error) {
+	m := C.gt_new_view(unsafe.Pointer(unsafe.SliceData(v.Data)), C.int64_t(len(v.Data)), C.int64_t(id))
+	if m == nil {
+		return 0, errs.New(errs.Internal, "out of memory for a view's record")
+	}
+	return int64(uintptr(unsafe.Pointer(m))), nil
+}
+
+//export gotensorViewDone
+func gotensorViewDone(id C.int64_t) { viewDone(int64(id)) }
+
+// DropView releases the view whose managed tensor is at addr, for a caller
+// that never handed it to torch (torch calls its deleter otherwise).
+func DropView(addr int64) {
+	if addr <= 0 {
+		return
+	}
+	a := uintptr(addr)
+	m := (*C.gtView)(*(*unsafe.Pointer)(unsafe.Pointer(&a))) // C memory: converted through memory, as BytesAt does
+	viewDone(int64(m.id))
+	C.free(unsafe.Pointer(m))
+}
+
+// SetPinFuncs installs the CUDA runtime's cudaHostRegister and
+// cudaHostUnregister, by address (Python finds them in the runtime torch
+// loaded), as the way views of mem://?pinned=true stores are page-locked,
+// with cudaHostRegister's flags; 0 for register uninstalls them.
+func SetPinFuncs(register, unregister uintptr, flags uint32) {
+	if register == 0 || unregister == 0 {
+		cowmap.SetPinner(nil)
+		return
+	}
+	cowmap.SetPinner(&cowmap.Pinner{
+		Pin: func(p unsafe.Pointer, n int) error {
+			if rc := C.gt_call_register(C.uintptr_t(register), p, C.size_t(n), C.uint(flags)); rc != 0 {
+				return errs.New(errs.Unavailable, "cudaHostRegister of %d bytes failed (cudaError %d)", n, int(rc))
+			}
+			return nil
+		},
+		Unpin: func(p unsafe.Pointer) { C.gt_call_unregister(C.uintptr_t(unregister), p) },
+	})
+}

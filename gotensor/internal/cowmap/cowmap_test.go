@@ -1,0 +1,102 @@
+//go:build linux
+
+package cowmap
+
+import (
+	"bytes"
+	"testing"
+	"unsafe"
+)
+
+func filled(t *testing.T, n int) *Memfd {
+	t.Helper()
+	f, err := NewMemfd("test", n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	for i := range f.Shared {
+		f.Shared[i] = byte(i * 7)
+	}
+	return f
+}
+
+func TestWritesStayPrivateAndRevertGivesThePagesBack(t *testing.T) {
+	f := filled(t, 64*PageSize())
+	want := bytes.Clone(f.Shared)
+	for _, populate := range []bool{false, true} {
+		m, err := Map(f.Fd(), 0, len(f.Shared)-100, populate) // a part of the last page, as a file's
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(m.Bytes(), want[:len(m.Bytes())]) {
+			t.Fatal("mapping shows other bytes than the file")
+		}
+		b := m.Bytes()
+		b[5*PageSize()+3] ^= 0xff // two runs of written pages
+		b[6*PageSize()] ^= 0xff
+		b[40*PageSize()+9] ^= 0xff
+		b[len(b)-1] ^= 0xff // in the last page, which the mapping holds a part of
+		if !bytes.Equal(f.Shared, want) {
+			t.Fatal("a write into the private mapping reached the file")
+		}
+		before := Counts.Reverted.Load()
+		if !m.Revert() {
+			t.Fatal("Revert failed")
+		}
+		if got := Counts.Reverted.Load() - before; got != 4 {
+			t.Fatalf("reverted %d pages, want the 4 written", got)
+		}
+		if !bytes.Equal(m.Bytes(), want[:len(m.Bytes())]) {
+			t.Fatal("after Revert the mapping does not show the file's bytes")
+		}
+		// the file changes (its owner edits it): an unwritten page follows
+		f.Shared[7*PageSize()] ^= 1
+		if m.Bytes()[7*PageSize()] != f.Shared[7*PageSize()] {
+			t.Fatal("a page never written does not follow its file")
+		}
+		f.Shared[7*PageSize()] ^= 1
+		m.Unmap()
+	}
+}
+
+func TestRestoreCopiesBackWhatDiffers(t *testing.T) {
+	f := filled(t, 32*PageSize())
+	m, err := Map(f.Fd(), 0, len(f.Shared), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unmap()
+	m.Bytes()[100] = ^m.Bytes()[100]
+	if n := m.Restore(f.Shared); n != restoreBlock {
+		t.Fatalf("restored %d bytes, want one block", n)
+	}
+	if !bytes.Equal(m.Bytes(), f.Shared) || m.Restore(f.Shared) != 0 {
+		t.Fatal("Restore did not bring the bytes back")
+	}
+}
+
+func TestPinnerRegistersOnceAndUnregistersBeforeUnmap(t *testing.T) {
+	var pinned, unpinned []uintptr
+	SetPinner(&Pinner{
+		Pin:   func(p unsafe.Pointer, n int) error { pinned = append(pinned, uintptr(p)); return nil },
+		Unpin: func(p unsafe.Pointer) { unpinned = append(unpinned, uintptr(p)) },
+	})
+	defer SetPinner(nil)
+	f := filled(t, 4*PageSize())
+	m, err := Map(f.Fd(), 0, len(f.Shared), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := m.Addr()
+	if m.Pin() != nil || m.Pin() != nil || len(pinned) != 1 || !m.Pinned() {
+		t.Fatalf("pinned %d times", len(pinned))
+	}
+	if m.Revert() {
+		t.Fatal("Revert claims to bring back a pinned mapping")
+	}
+	m.Unmap()
+	if len(unpinned) != 1 || unpinned[0] != addr {
+		t.Fatal("the mapping was not unpinned before it was unmapped")
+	}
+}

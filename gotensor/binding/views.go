@@ -37,6 +37,12 @@ func View(h int64, key string, meta []int64, timeoutNs int64) (int64, error) {
 	return view(ctx, s, key, meta)
 }
 
+// Maps says whether h's store maps frames for views (core.Store.Maps).
+func Maps(h int64) bool {
+	s := storeFor(h)
+	return s != nil && s.Maps()
+}
+
 // StartView is View on a goroutine: the completion's value is View's.
 func StartView(h int64, key string, meta []int64, timeoutNs int64) int64 {
 	s := storeFor(h)

@@ -27,6 +27,10 @@ type View struct {
 // Release gives the view's mapping back to the store; idempotent.
 func (v *View) Release() { v.m.Release() }
 
+// Maps says whether the store maps frames for views (mem://, file://): a
+// View there is made in memory the caller reads, without a round trip.
+func (s *Store) Maps() bool { return s.caps.Mapper != nil }
+
 // View maps the tensor under key for reading in place. It returns nil,
 // and no error, where the tensor cannot be viewed (counted as a view copy
 // in Stats): the store keeps no mappable frames (a store across a link),

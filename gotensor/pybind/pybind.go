@@ -391,6 +391,13 @@ func View(h int64, key string, metaPtr uintptr, timeoutNs int64) (r int64, err e
 	return binding.View(h, key, meta, timeoutNs)
 }
 
+// Maps says whether h's store maps frames for views (mem://, file://),
+// where a view is made in the calling thread in microseconds.
+func Maps(h int64) (ok bool, err error) {
+	defer guard(&err)
+	return binding.Maps(h), nil
+}
+
 // StartView is View on a goroutine; meta must stay valid until it completes.
 func StartView(h int64, key string, metaPtr uintptr, timeoutNs int64) (op int64, err error) {
 	defer guard(&err)

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, overload
 
 from . import errors
-from ._completer import completer
+from ._completer import OpFuture, completer
 from ._native_lib import native
 from ._view import CODES, HostView, dims, name_of, new_meta, read_meta, shape_ptr
 
@@ -225,6 +225,9 @@ class Store:
             raise errors.InvalidArgument(f"store URL must be a str, got {type(url).__name__}")
         self._h: int = errors.call(native.open, url)
         self.url: str = _hide_password(re.sub(r"([?&])token=[^&]*", r"\1token=***", url))  # never echo a secret
+        # mem:// and file:// map frames: a view there is made in the calling
+        # thread (microseconds), which beats a hand-off to another thread
+        self._maps: bool = errors.call(native.maps, self._h)
         if "pinned=" in url:
             from . import _pinning
             if _pinning.wants_pinning(url):
@@ -463,6 +466,8 @@ class Store:
         """read_tensor_async(view=True)."""
         _check_view(out, None)
         h, key, tns = self._handle, _key(key), _timeout_ns(timeout)
+        if self._maps:
+            return self._view_now(h, key, device, tns)
         meta = new_meta()
 
         def viewed(r: int, fut: Future[Any]) -> None:
@@ -478,6 +483,31 @@ class Store:
             completer.submit(lambda: native.start_decode(-r, new.ptr, new.nbytes, new.gpu, tns), new.keep,
                              lambda _v, f: f.set_result(finish()), future=fut)
         return completer.submit(lambda: native.start_view(h, key, meta.buffer_info()[0], tns), meta, viewed)
+
+    def _view_now(self, h: int, key: str, device: Any, tns: int) -> Future[Any]:
+        """read_tensor_async(view=True) on a store that maps: the view made
+        now, in this thread (its first one maps the frame and checks it),
+        the future done; a tensor that cannot be viewed decodes on a
+        goroutine as any async read's."""
+        fut: Future[Any] = OpFuture()
+        fut.set_running_or_notify_cancel()
+        meta = new_meta()
+        try:
+            r = errors.call(native.view, h, key, meta.buffer_info()[0], tns)
+            code, shape, _ = read_meta(meta)
+            if r > 0:
+                fut.set_result(_viewed(r, code, shape, device))
+                return fut
+            try:
+                new, finish = _new(code, shape, device, False)
+            except BaseException:
+                native.release(-r)
+                raise
+        except Exception as e:  # noqa: BLE001 - the future carries it, as an async read's
+            fut.set_exception(e)
+            return fut
+        return completer.submit(lambda: native.start_decode(-r, new.ptr, new.nbytes, new.gpu, tns), new.keep,
+                                lambda _v, f: f.set_result(finish()))
 
     def _read_rows(self, h: int, key: str, rows: slice, out: Any, device: Any, tns: int) -> Any:
         if out is not None:

@@ -185,8 +185,15 @@ def test_async_and_many_views(store):
     got = store.read_tensors(list(ts), view=True)
     assert all(same(got[k], t) for k, t in ts.items())
     fut = store.read_tensor_async("e1", view=True)
+    assert fut.done()  # a store that maps makes the view in the calling thread: no hand-off
     assert same(fut.result(), ts["e1"])
     assert store.stats()["views"] == 5
+    missing = store.read_tensor_async("missing", view=True)
+    with pytest.raises(gotensor.KeyNotFound):
+        missing.result()
+    with pytest.raises(gotensor.KeyNotFound) as e:
+        store.read_tensors(["e0", "missing"], view=True)
+    assert list(e.value.failed) == ["missing"] and same(e.value.results["e0"], ts["e0"])
 
 
 def test_what_cannot_be_viewed_is_read_as_a_copy(store):

@@ -63,7 +63,8 @@ func (m *Mapping) Unmap() {
 // Revert gives every page written since the mapping was made (or last
 // reverted) back to its file: the page's private copy is dropped, and the
 // next access maps the file's page again. Pages never written stay mapped.
-// It reads which pages are private copies from /proc/self/pagemap; it
+// It finds the private copies with PAGEMAP_SCAN, or where the kernel has
+// none by reading /proc/self/pagemap; it
 // returns false where it cannot (the caller must then unmap the mapping
 // rather than reuse it), and for a pinned mapping, whose pages are all its
 // own (see Pin; Restore serves those).
@@ -75,9 +76,19 @@ func (m *Mapping) Revert() bool {
 	if err != nil {
 		return false
 	}
+	base := m.Addr()
+	if scanWritten(fd, m.b, func(start, end uintptr) bool {
+		b := m.b[start-base : min(int(end-base), len(m.b))]
+		if unix.Madvise(b, unix.MADV_DONTNEED) != nil {
+			return false
+		}
+		Counts.Reverted.Add(int64((end - start) / uintptr(pageSize)))
+		return true
+	}) {
+		return true
+	}
 	buf := entries.Get().(*[]byte)
 	defer entries.Put(buf)
-	base := m.Addr()
 	pages := (len(m.b) + pageSize - 1) / pageSize // the last may be a part, of a file's last page
 	run := -1                                     // first page of the current run of written pages
 	flush := func(end int) bool {

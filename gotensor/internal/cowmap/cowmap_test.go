@@ -21,7 +21,31 @@ func filled(t *testing.T, n int) *Memfd {
 	return f
 }
 
+// Both ways of finding the written pages: PAGEMAP_SCAN and, where the
+// kernel has none, /proc/self/pagemap.
 func TestWritesStayPrivateAndRevertGivesThePagesBack(t *testing.T) {
+	scans := []bool{false}
+	if scanWritten(openPagemap(t), make([]byte, PageSize()), func(_, _ uintptr) bool { return true }) {
+		scans = append(scans, true)
+	} else {
+		t.Log("this kernel has no PAGEMAP_SCAN: the pagemap read only")
+	}
+	for _, scan := range scans {
+		noScan.Store(!scan)
+		t.Run(map[bool]string{true: "scan", false: "pagemap"}[scan], revertsWrittenPages)
+	}
+	noScan.Store(false)
+}
+
+func openPagemap(t testing.TB) int {
+	fd, err := pagemap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fd
+}
+
+func revertsWrittenPages(t *testing.T) {
 	f := filled(t, 64*PageSize())
 	want := bytes.Clone(f.Shared)
 	for _, populate := range []bool{false, true} {
@@ -98,5 +122,35 @@ func TestPinnerRegistersOnceAndUnregistersBeforeUnmap(t *testing.T) {
 	m.Unmap()
 	if len(unpinned) != 1 || unpinned[0] != addr {
 		t.Fatal("the mapping was not unpinned before it was unmapped")
+	}
+}
+
+// BenchmarkRevert is the cleaning of an 8 MiB mapping after a view that
+// wrote one page, by PAGEMAP_SCAN and by the pagemap read.
+func BenchmarkRevert(b *testing.B) {
+	f, err := NewMemfd("bench", 8<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for i := range f.Shared {
+		f.Shared[i] = byte(i)
+	}
+	m, err := Map(f.Fd(), 0, len(f.Shared), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Unmap()
+	for _, scan := range []bool{true, false} {
+		b.Run(map[bool]string{true: "scan", false: "pagemap"}[scan], func(b *testing.B) {
+			noScan.Store(!scan)
+			defer noScan.Store(false)
+			for b.Loop() {
+				m.Bytes()[4096*100] = 1
+				if !m.Revert() {
+					b.Fatal("Revert failed")
+				}
+			}
+		})
 	}
 }

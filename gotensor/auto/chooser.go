@@ -188,8 +188,8 @@ func (c *Chooser) Choose(ctx context.Context, spec string, meta tensor.Meta, raw
 	case len(raw) < c.o.CodeMin:
 		w.Codec = none
 	}
-	if err != nil || raw == nil {
-		return w, err
+	if err != nil || raw == nil || len(raw) < c.o.CodeMin && !streamed {
+		return w, err // nothing to weigh, nor to learn (see learn)
 	}
 	w.c, w.call, w.k, w.raw = c, c.begin(), kindOf(meta.DType, len(raw)), len(raw)
 	if len(raw) >= c.o.CodeMin && c.prober != nil {
@@ -325,13 +325,13 @@ func (c *Chooser) learn(k kind, cd codec.Codec, w Way, m model, raw int, stored 
 	})
 }
 
-// Begin marks a transfer of bytes to or from the store starting.
-func (c *Chooser) Begin() { c.locked(func() { c.link.begin(c.o.Now()) }) }
+// Begin marks a transfer to or from the store starting at now (Options.Now).
+func (c *Chooser) Begin(now time.Time) { c.locked(func() { c.link.begin(now) }) }
 
-// End reports a transfer begun with Begin over: it moved n bytes way w
-// (n < 0: it failed), of a frame coded with a codec other than none or not.
-func (c *Chooser) End(w Way, n int64, coded bool) {
-	c.locked(func() { c.link.end(c.o.Now(), w, n, coded) })
+// End reports a transfer begun with Begin over at now: it moved n bytes way
+// w (n < 0: it failed), of a frame coded with a codec other than none or not.
+func (c *Chooser) End(now time.Time, w Way, n int64, coded bool) {
+	c.locked(func() { c.link.end(now, w, n, coded) })
 }
 
 // Link is the link's estimate now.

@@ -247,9 +247,9 @@ func (w *world) write(t *testing.T, d *datadriven.TestData) string {
 			w.clock.advance(time.Duration(enc * 1e9))
 			write -= enc
 		}
-		w.c.Begin()
+		w.c.Begin(w.c.o.Now())
 		w.clock.advance(time.Duration(write * 1e9))
-		w.c.End(ToStore, int64(stored), coded && streamed)
+		w.c.End(w.c.o.Now(), ToStore, int64(stored), coded && streamed)
 		cw.Done(int64(stored), nil)
 		fmt.Fprintf(&out, "%s %s\n", cw.Codec.Name(), how(before, w.c.Stats()))
 		w.lastMeta, w.lastRaw, w.lastCodec, w.lastStored, w.lastStreamed = meta, raw, cw.Codec, int64(stored), streamed
@@ -271,9 +271,9 @@ func (w *world) readBack() {
 	if !w.lastStreamed {
 		move = max(read-dec, 0)
 	}
-	w.c.Begin()
+	w.c.Begin(w.c.o.Now())
 	w.clock.advance(time.Duration(move * 1e9))
-	w.c.End(FromStore, w.lastStored, coded && w.lastStreamed)
+	w.c.End(w.c.o.Now(), FromStore, w.lastStored, coded && w.lastStreamed)
 	w.clock.advance(time.Duration((read - move) * 1e9))
 	r.Done(w.lastMeta.DType, w.lastCodec.ID(), int64(len(w.lastRaw)), w.lastStored, w.lastStreamed, w.clock.now().Sub(start))
 }
@@ -301,12 +301,12 @@ func (w *world) batch(t *testing.T, d *datadriven.TestData) string {
 		move += write
 	}
 	for range writes {
-		w.c.Begin()
+		w.c.Begin(w.c.o.Now())
 	}
 	w.clock.advance(time.Duration(move * 1e9))
 	for _, cw := range writes {
 		stored := w.stored(cw.Codec, meta, raw)
-		w.c.End(ToStore, int64(stored), cw.Codec.ID() != codec.IDNone)
+		w.c.End(w.c.o.Now(), ToStore, int64(stored), cw.Codec.ID() != codec.IDNone)
 		cw.Done(int64(stored), nil)
 	}
 	others.Done(0, 0, 0, 0, false, 0)
@@ -381,18 +381,18 @@ func (w *world) transfer(t *testing.T, d *datadriven.TestData) string {
 	}
 	if d.HasArg("together") {
 		for range n {
-			w.c.Begin()
+			w.c.Begin(w.c.o.Now())
 		}
 		w.clock.advance(took)
 		for range n {
-			w.c.End(way, bytes, d.HasArg("coded"))
+			w.c.End(w.c.o.Now(), way, bytes, d.HasArg("coded"))
 		}
 		return w.show()
 	}
 	for range n {
-		w.c.Begin()
+		w.c.Begin(w.c.o.Now())
 		w.clock.advance(took)
-		w.c.End(way, bytes, d.HasArg("coded"))
+		w.c.End(w.c.o.Now(), way, bytes, d.HasArg("coded"))
 	}
 	return w.show()
 }

@@ -13,6 +13,11 @@ func decodeInto(ctx context.Context, f *core.Fetched, dst []byte, gpu int) error
 	return ctxError(ctx, f.DecodeInto(gpuContext(ctx, gpu), dst))
 }
 
+// decodeFetched is decodeInto right after the fetch (core.DecodeFetched).
+func decodeFetched(ctx context.Context, f *core.Fetched, dst []byte, gpu int) error {
+	return ctxError(ctx, f.DecodeFetched(gpuContext(ctx, gpu), dst))
+}
+
 func decodeRange(ctx context.Context, f *core.Fetched, off int64, dst []byte, gpu int) error {
 	return ctxError(ctx, f.DecodeRange(gpuContext(ctx, gpu), off, dst))
 }

@@ -164,7 +164,7 @@ func read(ctx context.Context, s *openStore, key string, scratch []byte, meta []
 	}
 	if n := f.Header.RawSize; len(scratch) > 0 && n <= int64(len(scratch)) {
 		defer release(f)
-		return 0, decodeInto(ctx, f, scratch[:n], gpu)
+		return 0, decodeFetched(ctx, f, scratch[:n], gpu)
 	}
 	return fetches.add(f), nil
 }

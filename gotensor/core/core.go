@@ -132,28 +132,29 @@ type lentMappable struct {
 func (l lentMappable) GetFrame(header, payload int) []byte { return l.ml.LendMappable(header, payload) }
 
 // put stores a whole frame built in s.frames, coded or not (none),
-// handing its memory back if the store refuses it. It returns the time
-// the store took.
-func (s *Store) put(ctx context.Context, key string, f []byte, coded bool) (time.Duration, error) {
+// handing its memory back if the store refuses it. start is the time
+// (s.now) the frame was ready; put returns the time the store was done
+// with it.
+func (s *Store) put(ctx context.Context, key string, f []byte, coded bool, start time.Time) (time.Time, error) {
 	if err := commit(ctx); err != nil {
 		s.frames.Put(f)
-		return 0, err
+		return time.Time{}, err
 	}
-	start := s.now()
-	s.auto.Begin()
+	s.auto.Begin(start)
 	var err error
 	if cl := s.caps.Checked; cl != nil { // f came from this process's frame writer
 		err = cl.PutChecked(ctx, key, f)
 	} else {
 		err = s.st.Put(ctx, key, f)
 	}
+	end := s.now()
 	if err != nil {
-		s.auto.End(auto.ToStore, -1, coded)
+		s.auto.End(end, auto.ToStore, -1, coded)
 		s.frames.Put(f)
-		return 0, err
+		return time.Time{}, err
 	}
-	s.auto.End(auto.ToStore, int64(len(f)), coded)
-	return s.now().Sub(start), nil
+	s.auto.End(end, auto.ToStore, int64(len(f)), coded)
+	return end, nil
 }
 
 // WriteTensor encodes raw (the tensor's contiguous bytes) with the codec
@@ -185,13 +186,13 @@ func (s *Store) WriteTensor(ctx context.Context, key string, meta tensor.Meta, r
 	if err != nil {
 		return err
 	}
-	encode := s.now().Sub(start)
-	move, err := s.put(ctx, key, f, cw.Codec.ID() != codec.IDNone)
+	encoded := s.now()
+	end, err := s.put(ctx, key, f, cw.Codec.ID() != codec.IDNone, encoded)
 	if err != nil {
 		return err
 	}
 	stored = int64(len(f))
-	s.stats.wrote(cw.Codec.Name(), int64(len(raw)), stored, encode, move, s.now().Sub(start))
+	s.stats.wrote(cw.Codec.Name(), int64(len(raw)), stored, encoded.Sub(start), end.Sub(encoded), end.Sub(start))
 	return nil
 }
 
@@ -241,12 +242,13 @@ func (w *Writer) Commit(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	encode := time.Duration(w.encode.Load()) + w.s.now().Sub(start)
-	move, err := w.s.put(ctx, w.key, f, w.c.ID() != codec.IDNone)
+	finished := w.s.now()
+	encode := time.Duration(w.encode.Load()) + finished.Sub(start)
+	end, err := w.s.put(ctx, w.key, f, w.c.ID() != codec.IDNone, finished)
 	if err != nil {
 		return err
 	}
-	w.s.stats.wrote(w.codec, w.RawSize(), int64(len(f)), encode, move, w.s.now().Sub(w.start))
+	w.s.stats.wrote(w.codec, w.RawSize(), int64(len(f)), encode, end.Sub(finished), end.Sub(w.start))
 	return nil
 }
 
@@ -263,6 +265,7 @@ type Fetched struct {
 	once    sync.Once
 	done    atomic.Bool  // released
 	start   time.Time    // when the fetch began
+	fetched time.Time    // when it ended (the first piece, from a store across a link)
 	decoded atomic.Int64 // when the last decode ended, ns after start; 0: none yet
 	read    auto.Read    // reported by Release
 	size    int64        // the frame's stored bytes
@@ -277,9 +280,9 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	start := s.now()
 	read := s.auto.Read()
 	if s.caps.Streams() {
-		f, err = s.fetchStreamed(ctx, key)
+		f, err = s.fetchStreamed(ctx, key, start)
 	} else {
-		f, err = s.fetchWhole(ctx, key)
+		f, err = s.fetchWhole(ctx, key, start)
 	}
 	if err != nil {
 		read.Done(0, 0, 0, 0, false, 0)
@@ -289,16 +292,16 @@ func (s *Store) Fetch(ctx context.Context, key string) (f *Fetched, err error) {
 	return f, nil
 }
 
-func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
-	start := s.now()
-	s.auto.Begin()
+// fetchWhole reads the whole frame, a transfer that begins at start.
+func (s *Store) fetchWhole(ctx context.Context, key string, start time.Time) (*Fetched, error) {
+	s.auto.Begin(start)
 	if l := s.caps.Leaser; l != nil {
 		b, release, err := l.Lease(ctx, key)
-		s.moved(int64(len(b)), start, err)
+		end := s.moved(int64(len(b)), start, err)
 		if err != nil {
 			return nil, err
 		}
-		f, err := s.fetched(key, b, int64(len(b)))
+		f, err := s.fetched(key, b, int64(len(b)), end)
 		if err != nil {
 			release()
 			return nil, err
@@ -307,11 +310,11 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 		return f, nil
 	}
 	b, err := s.st.Get(ctx, key)
-	s.moved(int64(len(b)), start, err)
+	end := s.moved(int64(len(b)), start, err)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.fetched(key, b, int64(len(b)))
+	f, err := s.fetched(key, b, int64(len(b)), end)
 	if rc := s.caps.Recycler; rc != nil { // the frame is ours alone: its memory serves the next
 		if err != nil {
 			rc.RecycleRange(b)
@@ -324,21 +327,25 @@ func (s *Store) fetchWhole(ctx context.Context, key string) (*Fetched, error) {
 
 // moved ends a transfer begun (auto.Begin) at start that brought n bytes
 // of a frame from the store before decoding began, counted in the stats
-// when it succeeded.
-func (s *Store) moved(n int64, start time.Time, err error) {
-	s.auto.End(auto.FromStore, n, false)
+// when it succeeded. It returns the time it ended.
+func (s *Store) moved(n int64, start time.Time, err error) time.Time {
+	end := s.now()
+	s.auto.End(end, auto.FromStore, n, false)
 	if err == nil {
-		s.stats.fetched(n, s.now().Sub(start))
+		s.stats.fetched(n, end.Sub(start))
 	}
+	return end
 }
 
-func (s *Store) fetched(key string, b []byte, size int64) (*Fetched, error) {
+// fetched is the Fetched of frame b (the whole frame, or its first
+// piece) of size bytes, which arrived at end.
+func (s *Store) fetched(key string, b []byte, size int64, end time.Time) (*Fetched, error) {
 	r, err := frame.NewReader(b, s.Limits)
 	if err != nil {
 		return nil, wrapKey(err, key)
 	}
 	s.stats.read(size, 0)
-	return &Fetched{Header: r.Header, r: r, s: s, key: key, size: size}, nil
+	return &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, fetched: end}, nil
 }
 
 // DecodeInto decodes the fetched tensor into dst (exactly its byte size);
@@ -355,10 +362,14 @@ func (f *Fetched) DecodeInto(ctx context.Context, dst []byte) error {
 // that changes under it (another writer replaced it), or whose piece
 // arrives damaged, is read again whole once.
 func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error {
+	return f.decodeRange(ctx, off, dst, f.s.now())
+}
+
+// decodeRange is DecodeRange begun at start.
+func (f *Fetched) decodeRange(ctx context.Context, off int64, dst []byte, start time.Time) error {
 	if f.done.Load() {
 		return errs.ForKey(errs.InvalidArgument, f.key, "key %q: fetched frame decoded after Release", f.key)
 	}
-	start := f.s.now()
 	err := f.r.DecodeRange(ctx, off, dst, pinOf(ctx))
 	if f.remote && errs.Is(err, errs.CorruptData) {
 		err = f.decodeCurrent(ctx, off, dst)
@@ -375,7 +386,7 @@ func (f *Fetched) DecodeRange(ctx context.Context, off int64, dst []byte) error 
 // decodeCurrent reads the whole current frame and decodes from it.
 func (f *Fetched) decodeCurrent(ctx context.Context, off int64, dst []byte) error {
 	start := f.s.now()
-	f.s.auto.Begin()
+	f.s.auto.Begin(start)
 	b, err := f.s.st.Get(ctx, f.key)
 	f.s.moved(int64(len(b)), start, err)
 	if err != nil {
@@ -424,7 +435,17 @@ func (s *Store) ReadTensor(ctx context.Context, key string, want tensor.Meta, ds
 		return errs.ForKey(errs.InvalidArgument, key, "key %q holds %s%v, destination is %s%v",
 			key, f.Header.Meta.DType, f.Header.Meta.Shape, want.DType, want.Shape)
 	}
-	return f.DecodeInto(ctx, dst)
+	return f.DecodeFetched(ctx, dst)
+}
+
+// DecodeFetched is DecodeInto called as soon as Fetch returned: the
+// decode is timed from the fetch's end rather than by another reading of
+// the clock.
+func (f *Fetched) DecodeFetched(ctx context.Context, dst []byte) error {
+	if int64(len(dst)) != f.Header.RawSize {
+		return errs.New(errs.InvalidArgument, "destination holds %d bytes, tensor has %d", len(dst), f.Header.RawSize)
+	}
+	return f.decodeRange(ctx, 0, dst, f.fetched)
 }
 
 // Stat describes a stored tensor without decoding it.
@@ -447,9 +468,9 @@ func (s *Store) Stat(ctx context.Context, key string) (st *Stat, err error) {
 // Describe is Stat for a call that needs the header on its way (a row read
 // learning the rows' dtype and shape): it is not counted as a stat.
 func (s *Store) Describe(ctx context.Context, key string) (*Stat, error) {
-	s.auto.Begin()
+	s.auto.Begin(s.now())
 	b, size, err := s.st.Head(ctx, key, frame.HeadGuess)
-	s.auto.End(auto.FromStore, int64(len(b)), false)
+	s.auto.End(s.now(), auto.FromStore, int64(len(b)), false)
 	if err != nil {
 		return nil, err
 	}
@@ -481,9 +502,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
-	s.auto.Begin()
+	s.auto.Begin(s.now())
 	ok, err := s.st.Has(ctx, key)
-	s.auto.End(auto.FromStore, 0, false)
+	s.auto.End(s.now(), auto.FromStore, 0, false)
 	s.stats.op(OpExists, err)
 	return ok, err
 }

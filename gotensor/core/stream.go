@@ -60,7 +60,7 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 		if err != nil {
 			sink.Abort()
 			if sending {
-				s.auto.End(auto.ToStore, -1, coded)
+				s.auto.End(s.now(), auto.ToStore, -1, coded)
 			}
 		}
 	}()
@@ -82,7 +82,7 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 		encode += t1.Sub(t0)
 		for _, b := range w.Take() {
 			if !sending {
-				s.auto.Begin()
+				s.auto.Begin(s.now())
 				sending = true
 			}
 			if err := sink.WritePart(at, b); err != nil {
@@ -107,7 +107,7 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 	move += end.Sub(t0)
 	stored = at + int64(len(hdr))
 	if sending {
-		s.auto.End(auto.ToStore, stored, coded)
+		s.auto.End(s.now(), auto.ToStore, stored, coded)
 	}
 	s.stats.wrote(c.Name(), int64(len(raw)), stored, encode, move, end.Sub(start))
 	return stored, nil
@@ -115,10 +115,9 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 
 // fetchStreamed reads the first piece of the frame; the rest is fetched
 // piece by piece as it decodes.
-func (s *Store) fetchStreamed(ctx context.Context, key string) (*Fetched, error) {
+func (s *Store) fetchStreamed(ctx context.Context, key string, start time.Time) (*Fetched, error) {
 	rr := s.caps.Ranges
-	start := s.now()
-	s.auto.Begin()
+	s.auto.Begin(start)
 	first, size, err := rr.GetRange(ctx, key, 0, StreamPiece)
 	s.moved(int64(len(first)), start, err)
 	if err != nil {
@@ -131,7 +130,7 @@ func (s *Store) fetchStreamed(ctx context.Context, key string) (*Fetched, error)
 	}
 	src.coded = r.Header.Codec != codec.IDNone // from here on, pieces arrive while earlier ones decode
 	s.stats.read(size, 0)
-	f := &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size}
+	f := &Fetched{Header: r.Header, r: r, s: s, key: key, size: size, remote: int64(len(first)) < size, fetched: s.now()}
 	if rc := s.caps.Recycler; rc != nil { // the first piece is ours alone: its memory serves the next
 		f.release = func() { rc.RecycleRange(first) }
 	}
@@ -157,11 +156,12 @@ func (r *rangeSource) Recycle(b []byte) {
 
 func (r *rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
 	start := r.s.now()
-	r.s.auto.Begin()
+	r.s.auto.Begin(start)
 	b, size, err := r.rr.GetRange(ctx, r.key, off, n)
-	r.s.auto.End(auto.FromStore, int64(len(b)), r.coded)
+	end := r.s.now()
+	r.s.auto.End(end, auto.FromStore, int64(len(b)), r.coded)
 	if err == nil {
-		r.s.stats.fetched(int64(len(b)), r.s.now().Sub(start))
+		r.s.stats.fetched(int64(len(b)), end.Sub(start))
 	}
 	if err != nil {
 		return nil, err

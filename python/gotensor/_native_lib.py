@@ -26,5 +26,8 @@ finally:
 # return ints, strs and bools, and raise RuntimeError("Kind: text"), whose
 # fields errors.last_error takes from the core (take_error).
 native: Any = _pybind
+# The extension module itself: its pybind_<Name> functions are what
+# native's wrappers call, one Python call fewer for the hot paths.
+raw: Any = _pybind._gtnative
 
-__all__ = ["native"]
+__all__ = ["native", "raw"]

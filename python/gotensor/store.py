@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, overload
 
 from . import errors
 from ._completer import OpFuture, completer
-from ._native_lib import native
+from ._native_lib import native, raw
 from ._view import CODES, HostView, dims, name_of, new_meta, read_meta, shape_ptr
 
 try:
@@ -34,8 +34,11 @@ if TYPE_CHECKING:
 
     from ._types import Array, Device, Items, OutT, TensorLike
 
-_plain_view = _torch.plain_view if _torch is not None else (lambda _t: None)
-_native_write, _native_read_into, _native_read = native.write, native.read_into, native.read
+_plain_args = _torch.plain_args if _torch is not None else (lambda _t: None)
+_torch_dtype = _torch._TORCH.get if _torch is not None else (lambda _c: None)
+_empty = _torch.torch.empty if _torch is not None else None
+# the hot paths call the extension's functions, not gopy's Python wrappers of them
+_native_write, _native_read_into, _native_read = raw.pybind_Write, raw.pybind_ReadInto, raw.pybind_Read
 _memmove = ctypes.memmove
 # A tensor up to this size is decoded by Go into the calling thread's
 # scratch buffer in the read call itself; a larger one is fetched, then
@@ -49,6 +52,7 @@ class _Scratch(threading.local):
         self.ptr = ctypes.addressof(self.buf)
         self.meta = new_meta()
         self.meta_ptr = self.meta.buffer_info()[0]
+        self.args = (self.ptr, self.meta, self.meta_ptr)  # what a read takes, in one attribute read
 
 
 _scratch = _Scratch()
@@ -292,17 +296,21 @@ class Store:
             return self._write_rows(h, _key(key), tensor, rows, tns)
         if chunk_rows is not None:
             return self._write_for_rows(h, _key(key), tensor, codec, chunk_rows, tns)
-        v = _plain_view(tensor)
-        if v is None:
+        a = _plain_args(tensor)
+        if a is not None:
+            ptr, nbytes, code, (_, sp, ndim) = a
+            gpu = -1
+        else:
             if _staged(tensor):
                 t = tensor.detach().resolve_conj().resolve_neg().contiguous()
                 _staging().write_staged(h, _key(key), t, _torch.dtype_code(t.dtype), tuple(t.shape),
                                         _codec(codec), _torch.gpu_index(t.device), tns)
                 return
-            v = _host_view(tensor)
-        shape = v.shape
+            v = _host_view(tensor)  # held until Go is done with its memory
+            ptr, nbytes, code, gpu = v.ptr, v.nbytes, v.dtype, v.gpu
+            sp, ndim = shape_ptr(v.shape), len(v.shape)
         try:
-            _native_write(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), codec, v.gpu, tns)
+            _native_write(h, key, ptr, nbytes, code, sp, ndim, codec, gpu, tns)
         except RuntimeError as e:
             raise errors.last_error(str(e)) from None
         except (TypeError, ValueError, UnicodeError):
@@ -419,14 +427,18 @@ class Store:
         if rows is not None:
             return self._read_rows(h, _key(key), rows, out, device, tns)
         if out is not None:
-            v, finish = _plain_view(out), None
-            if v is None:
+            a, finish = _plain_args(out), None
+            if a is not None:
+                ptr, nbytes, code, (_, sp, ndim) = a
+                gpu = -1
+            else:
                 if _staged(out):
                     return self._read_staged(h, _key(key), tns, out=out)
-                v, finish = _out_view(out)
-            shape = v.shape
+                v, finish = _out_view(out)  # v held until Go is done with its memory
+                ptr, nbytes, code, gpu = v.ptr, v.nbytes, v.dtype, v.gpu
+                sp, ndim = shape_ptr(v.shape), len(v.shape)
             try:
-                _native_read_into(h, key, v.ptr, v.nbytes, v.dtype, shape_ptr(shape), len(shape), v.gpu, tns)
+                _native_read_into(h, key, ptr, nbytes, code, sp, ndim, gpu, tns)
             except RuntimeError as e:
                 raise errors.last_error(str(e)) from None
             except (TypeError, ValueError, UnicodeError):
@@ -535,15 +547,22 @@ class Store:
     def _read_new(self, h: int, key: str, device: Any, as_numpy: bool, tns: int) -> Any:
         """One call for a tensor that fits the thread's scratch buffer;
         fetch, then decode into the new tensor, for a larger one."""
-        sc = _scratch
+        sptr, meta, meta_ptr = _scratch.args
         try:
-            fh = _native_read(h, key, sc.ptr, SCRATCH_BYTES, sc.meta_ptr, -1, tns)
+            fh = _native_read(h, key, sptr, SCRATCH_BYTES, meta_ptr, -1, tns)
         except RuntimeError as e:
             raise errors.last_error(str(e)) from None
         except (TypeError, ValueError, UnicodeError):
             _key(key)
             raise
-        code, shape, nbytes = read_meta(sc.meta)
+        if not fh and device is None and not as_numpy:  # the hot path: a new CPU torch tensor
+            dt, rank = _torch_dtype(meta[0]), meta[1]
+            if dt is not None and rank:
+                t = _empty(*meta[3:3 + rank], dtype=dt)  # sizes as arguments: torch parses them faster than a tuple
+                if meta[2]:
+                    _memmove(t.data_ptr(), sptr, meta[2])
+                return t
+        code, shape, nbytes = read_meta(meta)
         try:
             view, finish = _new(code, shape, device, as_numpy)
         except BaseException:
@@ -553,7 +572,7 @@ class Store:
         if fh:
             errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu, tns)
         elif nbytes:
-            _memmove(view.ptr, sc.ptr, nbytes)
+            _memmove(view.ptr, sptr, nbytes)
         return finish()
 
     def _fetch(self, h: int, key: str, tns: int) -> tuple[int, int, tuple[int, ...]]:

@@ -96,13 +96,46 @@ def gpu_index(device: torch.device | None) -> int:
 def plain_view(t: object) -> HostView | None:
     """The view of a contiguous CPU tensor in place, or None for any other
     tensor (the hot path: no copy, nothing but attribute reads)."""
-    if (type(t) is Tensor and t.is_cpu and t.layout is _strided and not t.is_nested and t.is_contiguous()
-            and not t.is_conj() and not t.is_neg()):
-        code = _CODE.get(t.dtype)
-        if code is not None:
-            shape = dims(t.shape)
-            return HostView(t.data_ptr(), t.nbytes, code, shape, (t, shape))
+    a = plain_args(t)
+    if a is None:
+        return None
+    shape = a[3][0]
+    return HostView(a[0], a[1], a[2], shape, (t, shape))
+
+
+# Shapes as the int64 arrays binding calls read, by torch.Size: a small
+# call need not build one. An entry is never removed (a caller may be
+# passing its address to Go), and the cache stops growing at _SHAPES_MAX.
+_shapes: dict[Any, tuple[Any, int, int]] = {}
+_SHAPES_MAX = 4096
+
+
+def shape_args(size: Sequence[int]) -> tuple[Any, int, int]:
+    """(int64 array, its address, rank) of a shape; hold the tuple while
+    Go reads the address."""
+    s = _shapes.get(size)
+    if s is None:
+        a = dims(size)
+        s = (a, a.buffer_info()[0] if a else 0, len(a))
+        if len(_shapes) < _SHAPES_MAX:
+            _shapes[size] = s
+    return s
+
+
+def plain_args(t: object) -> tuple[int, int, int, tuple[Any, int, int]] | None:
+    """(data pointer, byte count, dtype code, shape_args) of a contiguous
+    CPU tensor in place, or None for any other tensor: the hot path of
+    small calls, nothing but attribute reads."""
+    if type(t) is Tensor and t.is_cpu and t.layout is _strided and not t.is_nested and t.is_contiguous() \
+            and not t.is_neg():
+        dt = t.dtype
+        code = _CODE.get(dt)
+        if code is not None and (dt not in _COMPLEX or not t.is_conj()):  # only a complex tensor has the conj bit
+            return t.data_ptr(), t.nbytes, code, shape_args(t.shape)
     return None
+
+
+_COMPLEX = frozenset((torch.complex64, torch.complex128))
 
 
 def host_view(t: torch.Tensor) -> HostView:

@@ -189,13 +189,6 @@ func storeCase(name, tr, url string, sizes []int64, latReps int) []record {
 		}
 	}
 	recs := []record{{Case: name, Transport: tr, Metric: "rtt_4KiB_us", Bytes: 4096, Value: median(rtts), Reps: latReps}}
-	// A frame read is handed back once used, as the core does after it has
-	// decoded it (store.Caps.Recycler): the next read lands in memory
-	// already touched, as the echo's reads do in its one buffer.
-	recycle := func([]byte) {}
-	if rc := st.Caps().Recycler; rc != nil {
-		recycle = rc.RecycleRange
-	}
 	for _, size := range sizes {
 		buf := make([]byte, size)
 		for i := range buf {
@@ -214,7 +207,6 @@ func storeCase(name, tr, url string, sizes []int64, latReps int) []record {
 				log.Fatal(err)
 			}
 			t2 := time.Now()
-			recycle(got)
 			w = append(w, float64(size)/t1.Sub(t0).Seconds()/1e9)
 			r = append(r, float64(size)/t2.Sub(t1).Seconds()/1e9)
 			wr = append(wr, float64(2*size)/t2.Sub(t0).Seconds()/1e9)

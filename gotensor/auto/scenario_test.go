@@ -189,7 +189,8 @@ func (w *world) PutStream(context.Context, string) (store.PartSink, error) { ret
 
 type probeSink struct{ w *world }
 
-func (probeSink) BorrowsParts() bool { return false }
+func (probeSink) BorrowsParts() bool        { return false }
+func (probeSink) Announce(int, int64) error { return nil }
 
 func (s probeSink) WritePart(_ int64, b []byte) error {
 	s.w.clock.advance(time.Duration(float64(len(b)) / s.w.rate * 1e9))

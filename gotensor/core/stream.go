@@ -64,6 +64,11 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 			}
 		}
 	}()
+	if h, n, ok := w.Layout(); ok {
+		if err := sink.Announce(h, n); err != nil {
+			return 0, err
+		}
+	}
 	write := w.WriteAt
 	if sink.BorrowsParts() {
 		write = w.WriteAtBorrowed // raw chunks go out from raw itself, which outlives the sink
@@ -80,7 +85,7 @@ func (s *Store) writeStreamed(ctx context.Context, key string, meta tensor.Meta,
 		}
 		t1 := s.now()
 		encode += t1.Sub(t0)
-		for _, b := range w.Take() {
+		for _, b := range adjacent(w.Take()) {
 			if !sending {
 				s.auto.Begin(s.now())
 				sending = true
@@ -170,4 +175,22 @@ func (r *rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, erro
 		return nil, frame.ErrChanged
 	}
 	return b, nil
+}
+
+// adjacent joins parts that lie back to back in memory (a codec-none
+// piece's chunks, which are the tensor's own bytes) into one, so that a
+// piece crosses the link as one message rather than one per chunk.
+func adjacent(parts [][]byte) [][]byte {
+	out := parts[:0]
+	for _, b := range parts {
+		if n := len(out); n > 0 {
+			last := out[n-1]
+			if len(b) > 0 && cap(last)-len(last) >= len(b) && &last[:len(last)+1][len(last)] == &b[0] {
+				out[n-1] = last[:len(last)+len(b)]
+				continue
+			}
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -22,7 +23,8 @@ type partStore struct {
 	parts       int // parts written before the last commit
 	ranges      int // GetRange calls
 	corruptNext bool
-	replace     func() // runs before the second range of a read
+	replace     func()   // runs before the second range of a read
+	layout      [2]int64 // the last write's announced header and payload lengths
 }
 
 // Caps: a memory store that also streams, as a store across a link does.
@@ -46,6 +48,13 @@ func (c *countingSink) WritePart(off int64, b []byte) error {
 	c.n++
 	return c.PartSink.WritePart(off, b)
 }
+func (c *countingSink) Announce(header int, payload int64) error {
+	c.p.mu.Lock()
+	c.p.layout = [2]int64{int64(header), payload}
+	c.p.mu.Unlock()
+	return c.PartSink.Announce(header, payload)
+}
+
 func (c *countingSink) Commit(h []byte) error {
 	c.p.mu.Lock()
 	c.p.parts = c.n
@@ -89,9 +98,16 @@ func TestStreamedWriteAndRead(t *testing.T) {
 	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{3 << 20}}
 	raw := weights(3 << 20) // 6 MiB
 	for _, codec := range []string{"none", "planes", "lz4", "shuffle-deflate", "auto"} {
-		ps.ranges = 0
+		ps.ranges, ps.layout = 0, [2]int64{}
 		if err := s.WriteTensor(ctx, "w", meta, raw, codec); err != nil {
 			t.Fatal(err)
+		}
+		if got, _ := ps.Mem.Get(ctx, "w"); codec == "none" { // its layout is known up front, and announced
+			if hl, _ := frame.HeaderLen(got); ps.layout != [2]int64{int64(hl), int64(len(raw))} {
+				t.Fatalf("none: announced %v, the frame has a %d-byte header and %d payload bytes", ps.layout, hl, len(raw))
+			}
+		} else if codec != "auto" && ps.layout != [2]int64{} {
+			t.Fatalf("%s: a coded frame's layout was announced: %v", codec, ps.layout)
 		}
 		if ps.parts < 4 {
 			t.Fatalf("%s: %d parts: the write did not stream", codec, ps.parts)
@@ -158,5 +174,19 @@ func TestStreamedReadSurvivesReplacementAndCatchesCorruption(t *testing.T) {
 	ps.Mem.Put(ctx, "w", bad)
 	if err := s.ReadTensor(ctx, "w", meta, dst); !errs.Is(err, errs.CorruptData) {
 		t.Fatalf("corrupted frame: %v", err)
+	}
+}
+
+// Parts back to back in memory go as one; others stay apart, in order.
+func TestAdjacentPartsJoin(t *testing.T) {
+	raw := []byte("abcdefghij")
+	other := []byte("xyz")
+	got := adjacent([][]byte{raw[0:2], raw[2:5], other, raw[5:7], raw[8:10]})
+	var s []string
+	for _, b := range got {
+		s = append(s, string(b))
+	}
+	if want := []string{"abcde", "xyz", "fg", "ij"}; !slices.Equal(s, want) {
+		t.Fatalf("joined %q, want %q", s, want)
 	}
 }

@@ -119,6 +119,16 @@ func (w *Writer) Encode(raw []byte) ([]byte, error) {
 // ChunkSize is the chunk size parts must align to.
 func (w *Writer) ChunkSize() int64 { return w.cs }
 
+// Layout returns the frame's header and payload lengths where they are
+// known before any chunk is written (codec none: every chunk is stored as
+// it is), for a streamed write to announce (store.PartSink.Announce).
+func (w *Writer) Layout() (header int, payload int64, ok bool) {
+	if w.c.ID() != codec.IDNone {
+		return 0, 0, false
+	}
+	return w.h.Size(), w.h.RawSize, true
+}
+
 // RawSize is the tensor's byte size.
 func (w *Writer) RawSize() int64 { return w.h.RawSize }
 

@@ -54,6 +54,11 @@ type PartSink interface {
 	// Abort has returned, so a writer may hand it the caller's own memory
 	// (a tensor's raw chunks) rather than copies.
 	BorrowsParts() bool
+	// Announce gives the frame's header and payload lengths before the
+	// first part, where the writer knows them (codec none), so that the
+	// store can place each part in the frame as it arrives instead of
+	// copying them all at the commit. A sink may ignore it.
+	Announce(header int, payload int64) error
 }
 
 // Parts assembles a frame from parts: the same checks every store makes
@@ -63,6 +68,8 @@ type Parts struct {
 	parts map[int64][]byte
 	size  int64
 	limit int64
+	frame []byte // laid out up front (Place): header room, then the payload
+	hdr   int    // the header's length in frame
 }
 
 // NewParts collects parts of a payload of at most limit bytes.
@@ -78,9 +85,47 @@ func (p *Parts) Add(off int64, part []byte) error {
 	if _, dup := p.parts[off]; dup {
 		return errs.New(errs.InvalidArgument, "part at %d sent twice", off)
 	}
+	if p.frame != nil { // keep it in the frame: where it landed, or a copy there
+		at := p.hdr + int(off)
+		slot := p.frame[at : at+len(part) : at+len(part)]
+		if &slot[0] != &part[0] {
+			copy(slot, part)
+		}
+		part = slot
+	}
 	p.parts[off] = part
 	p.size += int64(len(part))
 	return nil
+}
+
+// Place lays the frame out up front in frame: a header of hdr bytes, then
+// the payload, of len(frame)-hdr bytes. Parts are then kept in frame (Slot
+// gives where one lands; Add copies one that landed elsewhere), and the
+// frame is frame itself once the header fills its room.
+func (p *Parts) Place(frame []byte, hdr int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frame, p.hdr = frame, hdr
+	p.limit = min(p.limit, int64(len(frame)-hdr))
+}
+
+// Slot is where the part of n bytes at payload offset off lands in a frame
+// laid out up front, or nil (no layout, or the part does not fit in it).
+func (p *Parts) Slot(off int64, n int) []byte {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.frame == nil || off < 0 || n <= 0 || off > int64(len(p.frame)-p.hdr-n) {
+		return nil
+	}
+	at := p.hdr + int(off)
+	return p.frame[at : at+n : at+n]
+}
+
+// Placed says whether a frame was laid out up front.
+func (p *Parts) Placed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.frame != nil
 }
 
 // Size is the bytes collected so far.
@@ -110,6 +155,15 @@ func (p *Parts) FrameIn(header []byte, l Lender) ([]byte, error) {
 			return nil, errs.New(errs.CorruptData, "streamed frame has a gap or overlap at byte %d", at)
 		}
 		at += int64(len(p.parts[o]))
+	}
+	if p.frame != nil { // the parts are in place: the header goes before them
+		if len(header) != p.hdr || at != int64(len(p.frame)-p.hdr) {
+			return nil, errs.New(errs.CorruptData, "streamed frame of %d+%d bytes announced as %d+%d", len(header), at, p.hdr, len(p.frame)-p.hdr)
+		}
+		copy(p.frame, header)
+		out := p.frame
+		p.parts, p.frame = nil, nil
+		return out, nil
 	}
 	size := int(int64(len(header)) + p.size)
 	var out []byte
@@ -143,6 +197,9 @@ func (b *bufferedSink) WritePart(off int64, part []byte) error { return b.parts.
 
 // BorrowsParts: Commit copies the parts into the frame, Abort drops them.
 func (b *bufferedSink) BorrowsParts() bool { return true }
+
+// Announce: the parts are copied once, at the commit, as they would be.
+func (b *bufferedSink) Announce(int, int64) error { return nil }
 
 func (b *bufferedSink) Commit(header []byte) error {
 	l := b.st.Caps().Lender

@@ -197,6 +197,24 @@ func (ks *keyLocks) drop(key string, l *keyLock) {
 	}
 }
 
+// LaysOut is a link whose server takes a streamed frame's layout ahead of
+// its parts (wire.OpPutLayout) and receives each part straight into the
+// frame, with no copy at the commit.
+type LaysOut interface{ LaysOut() bool }
+
+// Announce sends the frame's layout ahead of the first part, and waits for
+// the answer (so that it arrives before any part), where the server takes
+// it; elsewhere the parts are copied at the commit as before.
+func (p *partSink) Announce(header int, payload int64) error {
+	if l, ok := p.c.link.(LaysOut); !ok || !l.LaysOut() || header <= 0 || payload <= 0 {
+		return nil
+	}
+	var hb [4]byte
+	binary.LittleEndian.PutUint32(hb[:], uint32(header))
+	_, err := p.c.link.Do(p.ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutLayout, Arg: uint64(payload)}, Key: p.key, Payload: hb[:]})
+	return err
+}
+
 // InCall is a Link done with a request's payload when Do returns, however
 // it returns (its send is part of the call).
 type InCall interface{ SendsInCall() bool }

@@ -57,7 +57,7 @@ func (b *Budget) Reserve(n uint64) (release func(), err error) { return b.reserv
 // their commit, or one-sided) may use the room of the frame it replaces.
 func (b *Budget) ReserveFor(m *wire.Message, n uint64) (release func(), err error) {
 	switch m.Op {
-	case wire.OpPut, wire.OpPutPart, wire.OpPutCommit, wire.OpPutRMA:
+	case wire.OpPut, wire.OpPutPart, wire.OpPutCommit, wire.OpPutRMA, wire.OpPutLayout:
 		return b.reserve(n, m.Key)
 	}
 	return b.reserve(n, "")
@@ -88,6 +88,9 @@ func (b *Budget) reserve(n uint64, key string) (release func(), err error) {
 		})
 	}, nil
 }
+
+// PartsIdle is the memory of streamed parts kept for the next upload's.
+func (b *Budget) PartsIdle() int64 { return b.parts.Held() }
 
 // Held is the bytes reserved now.
 func (b *Budget) Held() int64 {

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"encoding/binary"
+	"math"
 	"sync"
 	"time"
 
@@ -15,7 +17,11 @@ import (
 // it only at commit, so a lost connection leaves nothing behind. Parts hold
 // their share of the node's budget from arrival to commit. The frame is
 // assembled in memory the store lends, and the parts' memory, once copied
-// into it, goes back to the budget for the next upload's parts.
+// into it, goes back to the budget for the next upload's parts. A client
+// that announces the frame's layout first (put-layout, where the server's
+// hello offers wire.FlagLayout) has the frame lent and its budget held at
+// once, and each part is received straight into its place (Slot): nothing
+// is copied at the commit.
 
 // An upload that waits longer than Config.UploadIdle for its next part or
 // its commit is dropped and gives its budget back: a client that stalls
@@ -99,10 +105,10 @@ func (u *Uploads) expire(key string, up *upload) {
 	u.logf("gotensor serve: streamed write of %d bytes dropped after %v without a part or commit", held, u.idle)
 }
 
-// Handle serves put-part and put-abort, and turns put-commit into the put
-// of the assembled frame; it returns the response for the first two, or
-// nil when m (rewritten, releasing the parts' budget when done) goes on to
-// the store.
+// Handle serves put-layout, put-part and put-abort, and turns put-commit
+// into the put of the assembled frame; it returns the response for the
+// first three, or nil when m (rewritten, releasing the parts' budget when
+// done) goes on to the store.
 func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 	defer Recover(m, &resp)
 	if m.Refused != nil {
@@ -134,6 +140,18 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 			return wire.Fail(m, up.failed)
 		}
 		u.touch(m.Key, up)
+		if up.parts.Placed() { // in the frame (received there, or copied now): its own budget and memory go back
+			err := up.parts.Add(int64(m.Arg), m.Payload)
+			if m.Lent != nil {
+				m.Lent(m.Payload)
+			}
+			m.Done()
+			if err != nil {
+				u.dropLocked(m.Key)
+				return wire.Fail(m, err)
+			}
+			return wire.Reply(m)
+		}
 		if m.Release != nil { // the part keeps its budget until the commit
 			up.releases = append(up.releases, m.Release)
 			m.Release = nil
@@ -148,6 +166,22 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		if m.Lent != nil {
 			up.lent, up.giveBack = append(up.lent, m.Payload), m.Lent
 		}
+		return wire.Reply(m)
+	case wire.OpPutLayout:
+		defer m.Done()
+		if up != nil {
+			u.dropLocked(m.Key)
+			return wire.Fail(m, errs.New(errs.InvalidArgument, "layout of %q announced after its parts", m.Key))
+		}
+		if len(u.open) >= wire.MaxUploads {
+			return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", wire.MaxUploads))
+		}
+		up, err := u.laidOut(m)
+		if err != nil {
+			return wire.Fail(m, err)
+		}
+		u.open[m.Key] = up
+		u.touch(m.Key, up)
 		return wire.Reply(m)
 	case wire.OpPutAbort:
 		u.dropLocked(m.Key)
@@ -183,6 +217,47 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		return nil
 	}
 	return wire.Fail(m, errs.New(errs.Internal, "not a streamed-write op"))
+}
+
+// laidOut starts the upload m (put-layout) announces: its frame lent and
+// its bytes held against the budget from now until the commit's put is
+// done. A frame lent this way never goes back to the lender unless it is
+// committed (and refused): a part may still be arriving in it when the
+// upload is dropped.
+func (u *Uploads) laidOut(m *wire.Message) (*upload, error) {
+	if len(m.Payload) != 4 {
+		return nil, errs.New(errs.InvalidArgument, "put-layout of %q: payload of %d bytes, want 4", m.Key, len(m.Payload))
+	}
+	hdr, payload := uint64(binary.LittleEndian.Uint32(m.Payload)), m.Arg
+	if hdr == 0 || payload == 0 || payload > u.limit || hdr > u.limit-payload || hdr+payload > uint64(math.MaxInt) {
+		return nil, errs.New(errs.InvalidArgument, "put-layout of %q: %d header and %d payload bytes pass the limit of %d", m.Key, hdr, payload, u.limit)
+	}
+	up := &upload{parts: store.NewParts(int64(u.limit))}
+	if u.budget != nil {
+		release, err := u.budget.ReserveFor(m, hdr+payload)
+		if err != nil {
+			return nil, err
+		}
+		up.releases = append(up.releases, release)
+	}
+	up.parts.Place(u.lender().LendFrame(int(hdr+payload)), int(hdr))
+	return up, nil
+}
+
+// Slot is where the payload of n bytes of m lands when m is a part of an
+// upload laid out up front (put-layout): its place in the frame, else nil.
+// The connection's reader calls it before reading the payload.
+func (u *Uploads) Slot(m *wire.Message, n uint64) []byte {
+	if m.Op != wire.OpPutPart || n == 0 || n > math.MaxInt32 {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	up := u.open[m.Key]
+	if up == nil || up.failed != nil || up.parts == nil {
+		return nil
+	}
+	return up.parts.Slot(int64(m.Arg), int(n))
 }
 
 // lender lends the memory frames are assembled in (nil: new memory).

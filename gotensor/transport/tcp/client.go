@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -81,6 +82,17 @@ type link struct {
 	mu     sync.Mutex
 	conn   *conn
 	closed bool
+	layout atomic.Bool // the server's hello offered wire.FlagLayout
+}
+
+// LaysOut says whether the server receives a streamed frame's parts
+// straight into the frame once its layout is announced (see
+// remote.LaysOut); it connects first if no connection is up.
+func (l *link) LaysOut() bool {
+	if _, err := l.connect(); err != nil {
+		return false
+	}
+	return l.layout.Load()
 }
 
 type conn struct {
@@ -125,10 +137,12 @@ func (l *link) connect() (*conn, error) {
 		}
 		nc = tc
 	}
-	if err := wire.ClientHandshake(nc, l.opts.Token, l.opts.Timeout); err != nil {
+	flags, err := wire.ClientHandshake(nc, l.opts.Token, l.opts.Timeout)
+	if err != nil {
 		nc.Close()
 		return nil, err
 	}
+	l.layout.Store(flags&wire.FlagLayout != 0)
 	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), dead: make(chan struct{})}
 	go cc.readLoop()
 	l.conn = cc

@@ -3,6 +3,7 @@ package tcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"net"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestContextDeadlineCutsAStalledWrite(t *testing.T) {
 			return
 		}
 		defer nc.Close()
-		wire.ServerHandshake(nc, nil)
+		wire.ServerHandshake(nc, nil, 0)
 		time.Sleep(10 * time.Second)
 	}()
 	c := dial(t, ln.Addr().String(), "?timeout=60s")
@@ -186,4 +187,70 @@ func TestPanicInTheStoreIsInternal(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+func layout(c *remote.Client, key string, hdr uint32, payload uint64) error {
+	hb := binary.LittleEndian.AppendUint32(nil, hdr)
+	_, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutLayout, Arg: payload}, Key: key, Payload: hb})
+	return err
+}
+
+// A streamed write that announces its layout has every part received
+// straight into the frame: no part passes through the parts' memory, the
+// frame reads back whole, and the budget it held is given back.
+func TestLaidOutStreamLandsInPlace(t *testing.T) {
+	c, m, b := startBudgeted(t, 256<<20)
+	hdr, payload := encodedFrame(t, 24<<20)
+	for range 2 { // a new key, then its replacement
+		sink, err := c.PutStream(ctx, "big")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Announce(len(hdr), int64(len(payload))); err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < len(payload); off += 1 << 20 {
+			if err := sink.WritePart(int64(off), payload[off:min(off+1<<20, len(payload))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sink.Commit(hdr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if idle := b.PartsIdle(); idle != 0 {
+		t.Fatalf("%d bytes of parts went through the parts' memory", idle)
+	}
+	waitHeld(t, b, 0)
+	if got, _ := m.Get(ctx, "big"); !bytes.Equal(got, append(append([]byte(nil), hdr...), payload...)) {
+		t.Fatal("the stored frame differs from the one sent")
+	}
+}
+
+// A layout holds its whole frame against the budget when it is announced
+// (refused when that would pass the capacity), until its connection ends;
+// one announced after the key's parts, or malformed, is refused.
+func TestLayoutHoldsTheBudgetUpFront(t *testing.T) {
+	c, _, b := startBudgeted(t, 8<<20)
+	if err := layout(c, "big", 100, 16<<20); !errs.Is(err, errs.StoreFull) {
+		t.Fatalf("a layout past the capacity: %v", err)
+	}
+	if err := layout(c, "k", 100, 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	waitHeld(t, b, 100+4<<20)
+	if err := part(c, "k", 4<<20-10, make([]byte, 20)); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("a part past the laid-out payload: %v", err)
+	}
+	if err := part(c, "p", 0, make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := layout(c, "p", 100, 1<<20); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("a layout after the key's parts: %v", err)
+	}
+	if _, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutLayout, Arg: 1 << 20}, Key: "q", Payload: []byte{1}}); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("a layout without its header length: %v", err)
+	}
+	c.Close()
+	waitHeld(t, b, 0)
 }

@@ -55,7 +55,7 @@ func startRogue(t *testing.T, answer func(req *wire.Message, w io.Writer)) *rogu
 			conns = append(conns, nc)
 			mu.Unlock()
 			go func() {
-				if wire.ServerHandshake(nc, nil) != nil {
+				if wire.ServerHandshake(nc, nil, 0) != nil {
 					return
 				}
 				rd := wire.NewReader(nc)

@@ -110,7 +110,7 @@ func (s *Server) serveConn(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	if err := wire.ServerHandshake(c, s.cfg.Token); err != nil {
+	if err := wire.ServerHandshake(c, s.cfg.Token, wire.FlagLayout); err != nil {
 		s.cfg.LogRefused("gotensor serve: %s: handshake: %v", c.RemoteAddr(), err)
 		if errs.Is(err, errs.Unauthorized) || errs.Is(err, errs.CorruptData) {
 			s.cfg.Observer.Refused()
@@ -121,6 +121,9 @@ func (s *Server) serveConn(c net.Conn) {
 	r := wire.NewReader(bufio.NewReaderSize(ic, 256<<10))
 	alloc := func(m *wire.Message, n uint64) ([]byte, error) {
 		ic.inPayload = true // what remains of m is its payload: it must keep coming
+		if b := ups.Slot(m, n); b != nil {
+			return b, nil // its place in a frame laid out up front, held against the budget already
+		}
 		return s.cfg.Budget.Alloc(m, n)
 	}
 	w := wire.NewWriter(c)

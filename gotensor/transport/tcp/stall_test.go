@@ -39,7 +39,7 @@ func TestStalledPayloadGivesItsBudgetBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if err := wire.ClientHandshake(nc, nil, 5*time.Second); err != nil {
+	if _, err := wire.ClientHandshake(nc, nil, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	var msg bytes.Buffer

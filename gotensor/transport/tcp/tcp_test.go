@@ -188,7 +188,7 @@ func TestHostileMessageClosesOnlyItsConnection(t *testing.T) {
 		{Op: wire.OpPut, Length: wire.LongPayload, Arg: 1 << 62, KeyLen: 1, ID: 3}, // absurd length
 	} {
 		nc, _ := net.Dial("tcp", addr)
-		if err := wire.ClientHandshake(nc, nil, 5*time.Second); err != nil {
+		if _, err := wire.ClientHandshake(nc, nil, 5*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		var hb [wire.HeaderSize]byte
@@ -256,7 +256,7 @@ func TestTimeout(t *testing.T) {
 		}
 		defer nc.Close()
 		io.ReadFull(nc, make([]byte, wire.HelloSize))
-		out, _ := wire.ServerHello(false)
+		out, _ := wire.ServerHello(0)
 		nc.Write(out)
 		io.ReadFull(nc, make([]byte, wire.MacSize))
 		nc.Write([]byte{0})

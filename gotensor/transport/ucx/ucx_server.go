@@ -304,8 +304,12 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 			s.refuse(p.ep, err)
 			return
 		}
+		var flags uint16 // parts arrive by rendezvous into the budget's memory: no FlagLayout
+		if len(s.cfg.Token) > 0 {
+			flags |= wire.FlagToken
+		}
 		var out []byte
-		out, p.nonce = wire.ServerHello(len(s.cfg.Token) > 0)
+		out, p.nonce = wire.ServerHello(flags)
 		p.state = awaitProof
 		s.w.send(p.ep, C.GT_AM_HANDSHAKE, out, nil, nil)
 	case awaitProof:

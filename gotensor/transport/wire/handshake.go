@@ -36,6 +36,12 @@ const (
 	HelloWait = time.Second
 )
 
+// Flags in the server's hello.
+const (
+	FlagToken  uint16 = 1 << 0 // a token is required
+	FlagLayout uint16 = 1 << 1 // streamed frames may be laid out up front (OpPutLayout)
+)
+
 // Bye, sent as a handshake message over UCX, tells the server a client is
 // leaving: endpoints without peer failure detection (shared memory) learn
 // it no other way.
@@ -61,14 +67,13 @@ func CheckHello(b []byte) error {
 	return nil
 }
 
-// ServerHello is the server's answer and the nonce in it.
-func ServerHello(tokenRequired bool) (out, nonce []byte) {
+// ServerHello is the server's answer (with flags, FlagToken and the like)
+// and the nonce in it.
+func ServerHello(flags uint16) (out, nonce []byte) {
 	out = make([]byte, ServerHelloSize)
 	copy(out, Magic[:])
 	binary.LittleEndian.PutUint16(out[4:], Version)
-	if tokenRequired {
-		binary.LittleEndian.PutUint16(out[6:], 1)
-	}
+	binary.LittleEndian.PutUint16(out[6:], flags)
 	nonce = out[HelloSize:]
 	rand.Read(nonce) // never fails (crypto/rand)
 	return out, nonce
@@ -82,13 +87,21 @@ func Proof(in, token []byte, addr string) ([]byte, error) {
 	if v := binary.LittleEndian.Uint16(in[4:]); v != Version {
 		return nil, errs.New(errs.Unsupported, "server speaks protocol version %d, this client %d", v, Version)
 	}
-	if binary.LittleEndian.Uint16(in[6:])&1 != 0 && len(token) == 0 {
+	if ServerFlags(in)&FlagToken != 0 && len(token) == 0 {
 		return nil, errs.New(errs.Unauthorized, "server %s requires a token (token=... in the URL or GOTENSOR_TOKEN)", addr)
 	}
 	if len(token) == 0 {
 		return make([]byte, MacSize), nil
 	}
 	return mac(token, in[HelloSize:]), nil
+}
+
+// ServerFlags are the flags of a server's hello.
+func ServerFlags(in []byte) uint16 {
+	if len(in) < HelloSize {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(in[6:])
 }
 
 // Verify checks a client's proof; the verdict is what the server sends back.
@@ -116,37 +129,38 @@ func mac(token, nonce []byte) []byte {
 	return m.Sum(nil)
 }
 
-// ClientHandshake runs the client's side on a stream connection.
-func ClientHandshake(c net.Conn, token []byte, timeout time.Duration) error {
+// ClientHandshake runs the client's side on a stream connection; it
+// returns the flags of the server's hello.
+func ClientHandshake(c net.Conn, token []byte, timeout time.Duration) (flags uint16, err error) {
 	c.SetDeadline(time.Now().Add(min(timeout, HandshakeTimeout)))
 	defer c.SetDeadline(time.Time{})
 	addr := c.RemoteAddr().String()
 	lost := func(err error) error { return errs.Wrap(errs.Unavailable, err, "handshake with %s", addr) }
 	if _, err := c.Write(Hello()); err != nil {
-		return lost(err)
+		return 0, lost(err)
 	}
 	c.SetReadDeadline(time.Now().Add(min(timeout, HelloWait)))
 	in := make([]byte, ServerHelloSize)
 	if n, err := io.ReadFull(c, in); err != nil {
 		if n == 0 && errors.Is(err, os.ErrDeadlineExceeded) {
-			return errs.New(errs.Unavailable, "%s does not answer as a gotensor tcp node within %v (a ucx node? open ucx://%s)",
+			return 0, errs.New(errs.Unavailable, "%s does not answer as a gotensor tcp node within %v (a ucx node? open ucx://%s)",
 				addr, min(timeout, HelloWait), addr)
 		}
-		return lost(err)
+		return 0, lost(err)
 	}
 	c.SetDeadline(time.Now().Add(min(timeout, HandshakeTimeout)))
 	proof, err := Proof(in, token, addr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := c.Write(proof); err != nil {
-		return lost(err)
+		return 0, lost(err)
 	}
 	var verdict [1]byte
 	if _, err := io.ReadFull(c, verdict[:]); err != nil {
-		return lost(err)
+		return 0, lost(err)
 	}
-	return CheckVerdict(verdict[:], addr)
+	return ServerFlags(in), CheckVerdict(verdict[:], addr)
 }
 
 // SpeaksTCP reports whether a gotensor tcp node (without TLS) answers at
@@ -167,8 +181,8 @@ func SpeaksTCP(addr string) bool {
 }
 
 // ServerHandshake runs the server's side on a stream connection: fixed-size
-// reads only, under a deadline.
-func ServerHandshake(c net.Conn, token []byte) error {
+// reads only, under a deadline. flags are the hello's beyond FlagToken.
+func ServerHandshake(c net.Conn, token []byte, flags uint16) error {
 	c.SetDeadline(time.Now().Add(HandshakeTimeout))
 	defer c.SetDeadline(time.Time{})
 	hello := make([]byte, HelloSize)
@@ -178,7 +192,10 @@ func ServerHandshake(c net.Conn, token []byte) error {
 	if err := CheckHello(hello); err != nil {
 		return err
 	}
-	out, nonce := ServerHello(len(token) > 0)
+	if len(token) > 0 {
+		flags |= FlagToken
+	}
+	out, nonce := ServerHello(flags)
 	if _, err := c.Write(out); err != nil {
 		return err
 	}

@@ -26,10 +26,15 @@ const (
 	// of the replaced bytes, the payload SplicePayload's; the answer's arg
 	// is 1 when the frame still had the old header and was edited.
 	OpSplice
+	// PutLayout announces a streamed frame's layout before its first part
+	// (only to a server whose hello offers FlagLayout): arg is the payload
+	// length, the payload a u32 header length. The server then receives
+	// each part straight into the frame.
+	OpPutLayout
 	opMax
 )
 
-var opNames = [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "get-range", "put-part", "put-commit", "put-abort", "splice", "?"}
+var opNames = [...]string{"?", "ping", "put", "get", "head", "delete", "has", "list", "usage", "put-rma", "get-rma", "get-range", "put-part", "put-commit", "put-abort", "splice", "put-layout", "?"}
 
 func (op Op) String() string { return opNames[min(int(op), int(opMax))] }
 
@@ -37,4 +42,6 @@ func (op Op) String() string { return opNames[min(int(op), int(opMax))] }
 func (op Op) Valid() bool { return op > 0 && op < opMax }
 
 // IsUpload reports the streamed-write ops.
-func (op Op) IsUpload() bool { return op == OpPutPart || op == OpPutCommit || op == OpPutAbort }
+func (op Op) IsUpload() bool {
+	return op == OpPutPart || op == OpPutCommit || op == OpPutAbort || op == OpPutLayout
+}

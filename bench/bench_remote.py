@@ -124,8 +124,8 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
              "The store rows call the store's Put and Get: every write lands in a new buffer on the node, and "
              "every read in a new one on the client (the first row is what touching never-used memory costs on "
              "this VM). The `write_tensor / read_tensor(out=)` row goes through the core API as a program does: "
-             "codec none, from and into the program's own memory, streamed in pieces over tcp, whose received "
-             "pieces are reused. The transport nodes run with "
+             "codec none, from and into the program's own memory, streamed over tcp in 4 MiB parts that the node "
+             "receives straight into the frame it will store (put-layout, docs/PROTOCOL.md). The transport nodes run with "
              "`--capacity 2GiB`, which also caps their Go heap just above it, and the client process with a "
              "3 GiB Go memory limit, so freed buffers are reused (the echo reuses one buffer); the 1 GiB cases "
              "still vary from run to run with this VM's memory.", ""]

@@ -88,3 +88,42 @@ func TestIdleStreamedUploadGivesItsBudgetBack(t *testing.T) {
 	}
 	waitHeld(t, b, 0)
 }
+
+// A laid-out upload (put-layout) whose client stops sending gives the
+// whole frame's budget back after Config.UploadIdle; its next part says
+// why, and once aborted the key can be laid out and written again.
+func TestIdleLaidOutUploadGivesItsBudgetBack(t *testing.T) {
+	addr, b := startStalling(t, 8<<20, 500*time.Millisecond)
+	c := dial(t, addr, "")
+	hdr, payload := encodedFrame(t, 3<<20)
+	if err := layout(c, "big", uint32(len(hdr)), uint64(len(payload))); err != nil {
+		t.Fatal(err)
+	}
+	if err := part(c, "big", 0, payload[:1<<20]); err != nil {
+		t.Fatal(err)
+	}
+	waitHeld(t, b, int64(len(hdr)+len(payload)))
+	waitHeld(t, b, 0)
+	if err := part(c, "big", 1<<20, payload[1<<20:2<<20]); !errs.Is(err, errs.Timeout) {
+		t.Fatalf("part after the upload was dropped: %v", err)
+	}
+	if _, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutAbort}, Key: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := layout(c, "big", uint32(len(hdr)), uint64(len(payload))); err != nil {
+		t.Fatalf("laying the key out again: %v", err)
+	}
+	for off := 0; off < len(payload); off += 1 << 20 {
+		if err := part(c, "big", int64(off), payload[off:min(off+1<<20, len(payload))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: "big", Payload: hdr}); err != nil {
+		t.Fatalf("writing the key again: %v", err)
+	}
+	waitHeld(t, b, 0)
+	got, err := c.Get(ctx, "big")
+	if err != nil || !bytes.Equal(got, append(append([]byte(nil), hdr...), payload...)) {
+		t.Fatalf("read back: %v", err)
+	}
+}

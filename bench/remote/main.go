@@ -194,28 +194,13 @@ func storeCase(name, tr, url string, sizes []int64, latReps int) []record {
 		for i := range buf {
 			buf[i] = byte(i * 7)
 		}
-		reps := repsFor(size)
-		var w, r, wr []float64
-		for range reps + 1 {
-			t0 := time.Now()
-			if err := st.Put(ctx, "big", buf); err != nil {
-				log.Fatal(err)
-			}
-			t1 := time.Now()
+		recs = append(recs, writeRead(name, tr, size, func() error { return st.Put(ctx, "big", buf) }, func() error {
 			got, err := st.Get(ctx, "big")
-			if err != nil || int64(len(got)) != size {
-				log.Fatal(err)
+			if err == nil && int64(len(got)) != size {
+				err = fmt.Errorf("read back %d bytes of %d", len(got), size)
 			}
-			t2 := time.Now()
-			w = append(w, float64(size)/t1.Sub(t0).Seconds()/1e9)
-			r = append(r, float64(size)/t2.Sub(t1).Seconds()/1e9)
-			wr = append(wr, float64(2*size)/t2.Sub(t0).Seconds()/1e9)
-		}
-		w, r, wr = w[1:], r[1:], wr[1:] // the first round warms up
-		recs = append(recs,
-			record{name, tr, "write_GBps", size, median(w), reps},
-			record{name, tr, "read_GBps", size, median(r), reps},
-			record{name, tr, "write_read_GBps", size, median(wr), reps})
+			return err
+		})...)
 		st.Delete(ctx, "big")
 	}
 	return recs
@@ -239,33 +224,42 @@ func tensorCase(name, tr, url string, sizes []int64) []record {
 		for i := range src {
 			src[i] = byte(i * 7)
 		}
-		reps := repsFor(size)
-		var w, r, wr []float64
-		for range reps + 1 {
-			t0 := time.Now()
-			if err := s.WriteTensor(ctx, "big", meta, src, "none"); err != nil {
-				log.Fatal(err)
-			}
-			t1 := time.Now()
-			if err := s.ReadTensor(ctx, "big", meta, dst); err != nil {
-				log.Fatal(err)
-			}
-			t2 := time.Now()
-			w = append(w, float64(size)/t1.Sub(t0).Seconds()/1e9)
-			r = append(r, float64(size)/t2.Sub(t1).Seconds()/1e9)
-			wr = append(wr, float64(2*size)/t2.Sub(t0).Seconds()/1e9)
-		}
+		recs = append(recs, writeRead(name, tr, size,
+			func() error { return s.WriteTensor(ctx, "big", meta, src, "none") },
+			func() error { return s.ReadTensor(ctx, "big", meta, dst) })...)
 		if dst[size-1] != src[size-1] {
 			log.Fatal("read back other bytes")
 		}
-		w, r, wr = w[1:], r[1:], wr[1:]
-		recs = append(recs,
-			record{name, tr, "write_GBps", size, median(w), reps},
-			record{name, tr, "read_GBps", size, median(r), reps},
-			record{name, tr, "write_read_GBps", size, median(wr), reps})
 		s.Delete(ctx, "big")
 	}
 	return recs
+}
+
+// writeRead times write then read of size bytes, repsFor(size) rounds
+// after one that warms up: the medians of write, read and write+read GB/s.
+func writeRead(name, tr string, size int64, write, read func() error) []record {
+	reps := repsFor(size)
+	var w, r, wr []float64
+	for range reps + 1 {
+		t0 := time.Now()
+		if err := write(); err != nil {
+			log.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := read(); err != nil {
+			log.Fatal(err)
+		}
+		t2 := time.Now()
+		w = append(w, float64(size)/t1.Sub(t0).Seconds()/1e9)
+		r = append(r, float64(size)/t2.Sub(t1).Seconds()/1e9)
+		wr = append(wr, float64(2*size)/t2.Sub(t0).Seconds()/1e9)
+	}
+	w, r, wr = w[1:], r[1:], wr[1:] // the first round warms up
+	return []record{
+		{name, tr, "write_GBps", size, median(w), reps},
+		{name, tr, "read_GBps", size, median(r), reps},
+		{name, tr, "write_read_GBps", size, median(wr), reps},
+	}
 }
 
 // echo serves length-prefixed messages back to their sender.

@@ -127,7 +127,7 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 		if up == nil {
 			if len(u.open) >= wire.MaxUploads {
 				m.Done()
-				return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", wire.MaxUploads))
+				return wire.Fail(m, tooManyUploads())
 			}
 			up = &upload{parts: store.NewParts(int64(u.limit))}
 			u.open[m.Key] = up
@@ -174,7 +174,7 @@ func (u *Uploads) Handle(m *wire.Message) (resp *wire.Message) {
 			return wire.Fail(m, errs.New(errs.InvalidArgument, "layout of %q announced after its parts", m.Key))
 		}
 		if len(u.open) >= wire.MaxUploads {
-			return wire.Fail(m, errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", wire.MaxUploads))
+			return wire.Fail(m, tooManyUploads())
 		}
 		up, err := u.laidOut(m)
 		if err != nil {
@@ -258,6 +258,11 @@ func (u *Uploads) Slot(m *wire.Message, n uint64) []byte {
 		return nil
 	}
 	return up.parts.Slot(int64(m.Arg), int(n))
+}
+
+// tooManyUploads refuses an upload past the connection's limit.
+func tooManyUploads() error {
+	return errs.New(errs.InvalidArgument, "more than %d streamed writes open on one connection", wire.MaxUploads)
 }
 
 // lender lends the memory frames are assembled in (nil: new memory).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/store"
+	"github.com/gotensor/gotensor/gotensor/transport/remote"
 	"github.com/gotensor/gotensor/gotensor/transport/serve"
 	"github.com/gotensor/gotensor/gotensor/transport/tcp"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
@@ -78,12 +79,7 @@ func TestIdleStreamedUploadGivesItsBudgetBack(t *testing.T) {
 	}
 	waitHeld(t, b, 0)
 	hdr, payload := encodedFrame(t, 3<<20)
-	for off := 0; off < len(payload); off += 1 << 20 {
-		if err := part(c, "big", int64(off), payload[off:min(off+1<<20, len(payload))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: "big", Payload: hdr}); err != nil {
+	if err := upload(c, "big", hdr, payload); err != nil {
 		t.Fatalf("writing the key again: %v", err)
 	}
 	waitHeld(t, b, 0)
@@ -113,12 +109,7 @@ func TestIdleLaidOutUploadGivesItsBudgetBack(t *testing.T) {
 	if err := layout(c, "big", uint32(len(hdr)), uint64(len(payload))); err != nil {
 		t.Fatalf("laying the key out again: %v", err)
 	}
-	for off := 0; off < len(payload); off += 1 << 20 {
-		if err := part(c, "big", int64(off), payload[off:min(off+1<<20, len(payload))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: "big", Payload: hdr}); err != nil {
+	if err := upload(c, "big", hdr, payload); err != nil {
 		t.Fatalf("writing the key again: %v", err)
 	}
 	waitHeld(t, b, 0)
@@ -126,4 +117,15 @@ func TestIdleLaidOutUploadGivesItsBudgetBack(t *testing.T) {
 	if err != nil || !bytes.Equal(got, append(append([]byte(nil), hdr...), payload...)) {
 		t.Fatalf("read back: %v", err)
 	}
+}
+
+// upload sends a frame's payload as 1 MiB parts, then its header.
+func upload(c *remote.Client, key string, hdr, payload []byte) error {
+	for off := 0; off < len(payload); off += 1 << 20 {
+		if err := part(c, key, int64(off), payload[off:min(off+1<<20, len(payload))]); err != nil {
+			return err
+		}
+	}
+	_, err := c.Link().Do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpPutCommit}, Key: key, Payload: hdr})
+	return err
 }

@@ -256,7 +256,7 @@ func TestTimeout(t *testing.T) {
 		}
 		defer nc.Close()
 		io.ReadFull(nc, make([]byte, wire.HelloSize))
-		out, _ := wire.ServerHello(0)
+		out, _ := wire.ServerHello(false, 0)
 		nc.Write(out)
 		io.ReadFull(nc, make([]byte, wire.MacSize))
 		nc.Write([]byte{0})

@@ -304,12 +304,8 @@ func (s *Server) handshake(p *ucxPeer, b []byte) {
 			s.refuse(p.ep, err)
 			return
 		}
-		var flags uint16 // parts arrive by rendezvous into the budget's memory: no FlagLayout
-		if len(s.cfg.Token) > 0 {
-			flags |= wire.FlagToken
-		}
-		var out []byte
-		out, p.nonce = wire.ServerHello(flags)
+		var out []byte // no FlagLayout: parts arrive by rendezvous into the budget's memory
+		out, p.nonce = wire.ServerHello(len(s.cfg.Token) > 0, 0)
 		p.state = awaitProof
 		s.w.send(p.ep, C.GT_AM_HANDSHAKE, out, nil, nil)
 	case awaitProof:

@@ -67,9 +67,12 @@ func CheckHello(b []byte) error {
 	return nil
 }
 
-// ServerHello is the server's answer (with flags, FlagToken and the like)
-// and the nonce in it.
-func ServerHello(flags uint16) (out, nonce []byte) {
+// ServerHello is the server's answer and the nonce in it: flags (such as
+// FlagLayout), with FlagToken where a token is required.
+func ServerHello(tokenRequired bool, flags uint16) (out, nonce []byte) {
+	if tokenRequired {
+		flags |= FlagToken
+	}
 	out = make([]byte, ServerHelloSize)
 	copy(out, Magic[:])
 	binary.LittleEndian.PutUint16(out[4:], Version)
@@ -192,10 +195,7 @@ func ServerHandshake(c net.Conn, token []byte, flags uint16) error {
 	if err := CheckHello(hello); err != nil {
 		return err
 	}
-	if len(token) > 0 {
-		flags |= FlagToken
-	}
-	out, nonce := ServerHello(flags)
+	out, nonce := ServerHello(len(token) > 0, flags)
 	if _, err := c.Write(out); err != nil {
 		return err
 	}

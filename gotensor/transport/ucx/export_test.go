@@ -55,3 +55,15 @@ func OpsInFlight(c *remote.Client) (n int) {
 	l.w.call(func() { n = len(l.w.ops) })
 	return n
 }
+
+// ConnOf is c's connection now (nil when it has none): the same value
+// before and after a call means the call did not end the connection.
+func ConnOf(c *remote.Client) (cc any) {
+	l := c.Link().(*ucxLink)
+	l.w.call(func() {
+		if l.conn != nil {
+			cc = l.conn
+		}
+	})
+	return cc
+}

@@ -77,6 +77,35 @@ func TestUCXPayloadOverCapacityIsRefusedUpFront(t *testing.T) {
 	})
 }
 
+// A refused rendezvous put keeps the connection: the server answers
+// before taking the payload, and the client waits for UCX to let go of it
+// rather than cutting the request short (which failed every other call in
+// flight on the connection as Unavailable).
+func TestUCXRefusalKeepsTheConnection(t *testing.T) {
+	eachUCX(t, func(t *testing.T, tls string) {
+		mem := store.NewMem("mem://node", 4<<20)
+		s, err := ucx.Listen("127.0.0.1:0", serve.Config{Store: mem, Budget: serve.NewBudget(4<<20, mem)}, ucx.ConfigFor(tls, "127.0.0.1:0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		c := dialUCX(t, s.Addr(), tls, "?timeout=10s")
+		if err := c.Put(ctx, "small", make([]byte, 1<<10)); err != nil {
+			t.Fatal(err)
+		}
+		conn := ucx.ConnOf(c)
+		big := make([]byte, 8<<20)
+		for i := range 20 {
+			if err := c.Put(ctx, "big", big); !errs.Is(err, errs.StoreFull) {
+				t.Fatalf("put %d: got %v, want StoreFull", i, err)
+			}
+			if ucx.ConnOf(c) != conn {
+				t.Fatalf("put %d: the refusal ended the connection", i)
+			}
+		}
+	})
+}
+
 // A one-sided put is held to the budget before its buffer is allocated.
 func TestUCXOneSidedPutIsBudgeted(t *testing.T) {
 	mem := store.NewMem("mem://node", 1<<20)

@@ -371,28 +371,44 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message
 	deadline, within := remote.Deadline(ctx, l.opts.Timeout)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
+	answered := true // false when the call ended without the server's answer
 	resp, err := remote.Await(ctx, ch, cc.dead, timer.C, within, m.Op, l.addr,
-		func() error { return l.unavailable(cc.err) },
+		func() error { answered = false; return l.unavailable(cc.err) },
 		func() {
+			answered = false
 			l.w.run(func() {
 				if err := cc.calls.Forget(m.ID); err != nil {
 					l.fail(cc, err)
 				}
 			})
 		})
-	l.awaitSent(cc, sent, err)
+	l.awaitSent(cc, sent, answered, err)
 	return resp, err
 }
 
 // awaitSent returns once UCX is done with a request's payload (sent is
 // closed). A call that ends while its payload is still going out (a cancel,
 // a timeout) ends the connection, as cutting a tcp request short does: a
-// forced close completes the send, cancelled.
-func (l *ucxLink) awaitSent(cc *ucxConn, sent chan struct{}, err error) {
+// forced close completes the send, cancelled. A call the server answered
+// before taking the payload (a refusal: StoreFull) keeps the connection:
+// the server let go of the payload, so the send completes on its own; only
+// a server that holds it past the link's timeout has the connection cut.
+func (l *ucxLink) awaitSent(cc *ucxConn, sent chan struct{}, answered bool, err error) {
 	select {
 	case <-sent:
 		return
 	default:
+	}
+	if answered {
+		held := time.NewTimer(l.opts.Timeout)
+		defer held.Stop()
+		select {
+		case <-sent:
+			return
+		case <-cc.dead:
+		case <-held.C:
+			err = errs.New(errs.Timeout, "%s still held the payload %v after answering", l.addr, l.opts.Timeout)
+		}
 	}
 	if err != nil {
 		l.w.run(func() { l.fail(cc, errs.Wrap(errs.Unavailable, err, "request cut short")) })

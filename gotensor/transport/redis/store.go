@@ -136,7 +136,7 @@ func (s *Store) commit(ctx context.Context, key string, value []byte, ver string
 			}
 		}
 	}
-	if err := s.persist(ctx, key, pieces); err != nil {
+	if err := s.persist(ctx, key, value[4:envelope], pieces); err != nil {
 		return err
 	}
 	return repl
@@ -165,10 +165,14 @@ func replaced(old *manifest, value []byte) []string {
 // errChanged is a commit whose expected version was gone.
 var errChanged = errs.New(errs.Unavailable, "changed meanwhile")
 
-// persist makes pending pieces permanent; a piece gone meanwhile (an
-// evicting server dropped it) fails the write, and its manifest is taken
-// back (it would read as KeyNotFound anyway).
-func (s *Store) persist(ctx context.Context, key string, pieces []string) error {
+// persist makes pending pieces permanent. A piece gone meanwhile is one of
+// two things: a later write of the key replaced this one's manifest (ver)
+// and reclaimed its pieces, so this write took effect and was superseded,
+// as any last-writer-wins store would have it; or an evicting server
+// dropped it while the manifest still names it, which fails the write and
+// takes back that manifest, and only that one (it would read as
+// KeyNotFound anyway).
+func (s *Store) persist(ctx context.Context, key string, ver []byte, pieces []string) error {
 	if len(pieces) == 0 {
 		return nil
 	}
@@ -189,8 +193,16 @@ func (s *Store) persist(ctx context.Context, key string, pieces []string) error 
 	wg.Wait()
 	for i := range pieces {
 		if gone[i] {
-			s.c.Do(ctx, s.eval(deleteScript, []string{valueKey(key)}, "")) // a manifest naming a lost piece reads as gone anyway
+			r, err := s.do(ctx, s.eval(deleteScript, []string{valueKey(key)}, valkey.BinaryString(ver)), key, "committing to")
 			s.unlink(pieces)
+			if err != nil {
+				return err
+			}
+			if res, _ := r.ToArray(); len(res) > 0 {
+				if n, _ := res[0].AsInt64(); n == 0 { // replaced or deleted since: superseded, not evicted
+					return nil
+				}
+			}
 			return errs.ForKey(errs.StoreFull, key, "key %q: %s evicted a piece of the tensor while it was being written", key, s.url)
 		}
 	}

@@ -330,6 +330,39 @@ func TestEvictingServerNeverTorn(t *testing.T) {
 	}
 }
 
+// Writers racing on one key all succeed, and the key reads as one of
+// their tensors: a write whose pieces a later write reclaimed before it
+// made them permanent was superseded, not evicted (it used to fail as
+// StoreFull and delete the later write's manifest, which then read as
+// KeyNotFound).
+func TestRacingWritersOfOneKeyAllSucceed(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, "redis://"+srv.Addr()+"?piece=256KiB")
+	versions := make([][]byte, 4)
+	for i := range versions {
+		versions[i] = bytes.Repeat([]byte{byte(i + 1)}, 3<<20)
+	}
+	var wg sync.WaitGroup
+	for w := range versions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				if err := s.Put(bg, "k", versions[w]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := s.Get(bg, "k")
+	must(t, err)
+	if len(got) != 3<<20 || got[0] == 0 || !bytes.Equal(got, versions[got[0]-1]) {
+		t.Fatal("the key reads as none of the writes")
+	}
+}
+
 func TestScanWhileKeysChange(t *testing.T) {
 	c := redistest.StartCluster(t, 3, 0)
 	s := open(t, "redis://"+c.Nodes[0].Addr())

@@ -3,7 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/internal/cowmap"
 )
 
 // A replaced frame's memory is reused only after its last lease ends, and
@@ -88,5 +91,36 @@ func TestPartsAssembleInLentMemory(t *testing.T) {
 	q.Add(2, []byte("b"))
 	if _, err := q.FrameIn(nil, s); err == nil {
 		t.Fatal("a gap was accepted")
+	}
+}
+
+// A layer's worth of same-size frames that views may map (a model writes
+// dozens of one shape) is reused whole once deleted: the next pass lends
+// the same memfd buffers instead of creating new ones, whose pages would
+// fault in and be zeroed again.
+func TestMemReusesALayersMappableFrames(t *testing.T) {
+	if !cowmap.Supported {
+		t.Skip("no memfd here")
+	}
+	ctx := context.Background()
+	s := NewMem("mem://", 0)
+	defer s.Close()
+	const frames, payload = 24, 300 << 10 // MiniLM's 24 attention matrices in bfloat16
+	pass := func() {
+		for i := range frames {
+			b := s.LendMappable(64, payload)
+			if err := s.Put(ctx, fmt.Sprint(i), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range frames {
+			s.Delete(ctx, fmt.Sprint(i))
+		}
+	}
+	pass()
+	made := s.views.count.Load()
+	pass()
+	if n := s.views.count.Load(); n != made || made != frames {
+		t.Fatalf("%d memfd buffers after the first pass, %d after the second: want %d both times", made, n, frames)
 	}
 }

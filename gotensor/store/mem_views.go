@@ -23,6 +23,14 @@ import (
 // frames are read as copies (a copy of them costs less than a mapping).
 var ViewMin = 256 << 10
 
+// maxIdlePerClass bounds the idle memfd buffers kept per size class (a
+// power of two), beside the byte bound: a model's layers write dozens of
+// frames of one size, and a buffer not kept is unmapped, so that the next
+// frame of that size faults in and zeroes fresh shared memory page by
+// page. Each idle buffer holds a descriptor, hence a bound on the count
+// too.
+const maxIdlePerClass = 64
+
 // memViews is a Mem's memfd memory.
 type memViews struct {
 	mu      sync.Mutex
@@ -125,7 +133,7 @@ func (v *memViews) drop(buf *memfdBuf) {
 	size := int64(len(buf.fd.Shared))
 	c := bits.Len(uint(size)) - 1
 	v.mu.Lock()
-	if !v.closed && v.held+size <= v.bound && len(v.idle[c]) < 4 {
+	if !v.closed && v.held+size <= v.bound && len(v.idle[c]) < maxIdlePerClass {
 		v.idle[c] = append(v.idle[c], buf)
 		v.held += size
 		v.mu.Unlock()

@@ -35,8 +35,7 @@ if TYPE_CHECKING:
     from ._types import Array, Device, Items, OutT, TensorLike
 
 _plain_args = _torch.plain_args if _torch is not None else (lambda _t: None)
-_torch_dtype = _torch._TORCH.get if _torch is not None else (lambda _c: None)
-_empty = _torch.torch.empty if _torch is not None else None
+_new_empty = _torch.NEW_EMPTY.get if _torch is not None else (lambda _c: None)
 # the hot paths call the extension's functions, not gopy's Python wrappers of them
 _native_write, _native_read_into, _native_read = raw.pybind_Write, raw.pybind_ReadInto, raw.pybind_Read
 _memmove = ctypes.memmove
@@ -421,6 +420,34 @@ class Store:
             Timeout, StoreClosed, Unavailable: as for write_tensor.
         """
         h = self._h or self._handle
+        if out is None and device is None and rows is None and not view and timeout is None:
+            # the hot path, inline: a tensor that fits the thread's scratch
+            # buffer comes back decoded in this one call; a new CPU tensor
+            # is made for it and the bytes copied in
+            sptr, meta, meta_ptr = _scratch.args
+            try:
+                fh = _native_read(h, key, sptr, SCRATCH_BYTES, meta_ptr, -1, 0)
+            except RuntimeError as e:
+                raise errors.last_error(str(e)) from None
+            except (TypeError, ValueError, UnicodeError):
+                _key(key)
+                raise
+            if not fh:
+                new_empty, rank = _new_empty(meta[0]), meta[1]
+                if new_empty is not None and rank:
+                    # sizes as arguments (torch parses them faster than a
+                    # tuple), read one by one for the common ranks (faster
+                    # than a slice of the meta array)
+                    if rank == 1:
+                        t = new_empty(meta[3])
+                    elif rank == 2:
+                        t = new_empty(meta[3], meta[4])
+                    else:
+                        t = new_empty(*meta[3:3 + rank])
+                    if meta[2]:
+                        _memmove(t.data_ptr(), sptr, meta[2])
+                    return t
+            return self._finish_new(fh, None, False, 0)
         tns = _timeout_ns(timeout) if timeout is not None else 0
         if view:
             return self._read_view(h, key, out, rows, device, tns)
@@ -547,22 +574,20 @@ class Store:
     def _read_new(self, h: int, key: str, device: Any, as_numpy: bool, tns: int) -> Any:
         """One call for a tensor that fits the thread's scratch buffer;
         fetch, then decode into the new tensor, for a larger one."""
-        sptr, meta, meta_ptr = _scratch.args
         try:
-            fh = _native_read(h, key, sptr, SCRATCH_BYTES, meta_ptr, -1, tns)
+            fh = _native_read(h, key, _scratch.ptr, SCRATCH_BYTES, _scratch.meta_ptr, -1, tns)
         except RuntimeError as e:
             raise errors.last_error(str(e)) from None
         except (TypeError, ValueError, UnicodeError):
             _key(key)
             raise
-        if not fh and device is None and not as_numpy:  # the hot path: a new CPU torch tensor
-            dt, rank = _torch_dtype(meta[0]), meta[1]
-            if dt is not None and rank:
-                t = _empty(*meta[3:3 + rank], dtype=dt)  # sizes as arguments: torch parses them faster than a tuple
-                if meta[2]:
-                    _memmove(t.data_ptr(), sptr, meta[2])
-                return t
-        code, shape, nbytes = read_meta(meta)
+        return self._finish_new(fh, device, as_numpy, tns)
+
+    def _finish_new(self, fh: int, device: Any, as_numpy: bool, tns: int) -> Any:
+        """The new tensor of a read whose meta is in the thread's scratch:
+        decoded from the fetch handle fh, or copied from the scratch buffer
+        (fh 0)."""
+        code, shape, nbytes = read_meta(_scratch.meta)
         try:
             view, finish = _new(code, shape, device, as_numpy)
         except BaseException:
@@ -572,7 +597,7 @@ class Store:
         if fh:
             errors.call(native.decode, fh, view.ptr, view.nbytes, view.gpu, tns)
         elif nbytes:
-            _memmove(view.ptr, sptr, nbytes)
+            _memmove(view.ptr, _scratch.ptr, nbytes)
         return finish()
 
     def _fetch(self, h: int, key: str, tns: int) -> tuple[int, int, tuple[int, ...]]:

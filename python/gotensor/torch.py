@@ -27,6 +27,10 @@ _BY_DTYPE = {v: k for k, v in DTYPES.items()}
 # the hot path's caches: torch dtype <-> the core's dtype code
 _CODE = {v: CODES[k] for k, v in DTYPES.items() if k in CODES}
 _TORCH = {c: d for d, c in _CODE.items()}
+# dtype code -> new_empty of a 0-element tensor of that dtype: a new CPU
+# tensor by sizes alone (torch parses a dtype= keyword slower than it copies
+# a template's dtype)
+NEW_EMPTY = {c: torch.empty(0, dtype=d).new_empty for c, d in _TORCH.items()}
 Tensor = torch.Tensor
 _strided = torch.strided
 

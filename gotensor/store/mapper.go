@@ -63,10 +63,14 @@ const MaxIdleMaps = 2
 // mapPool keeps the private mappings of one file (a memfd, a frame file)
 // that views released, for reuse by later views of it. A released mapping
 // is dirty until its written pages are the file's again (Revert; a pinned
-// mapping's are copied back from src): the cleaner does that off the
-// releasing thread (a tensor's deleter, holding Python's lock: finding the
-// written pages reads the mapping's page table entries, about 100 µs for
-// 16 MiB), and a view that finds only dirty mappings cleans one itself.
+// mapping's are copied back from src). A mapping whose writes are tracked
+// (cowmap's write protection) is cleaned by the releasing thread itself,
+// in microseconds: handing it to another thread would cost more, in the
+// wake-ups and preemptions of a model's compute threads sharing the
+// cores. Any other is cleaned by the cleaner, off the releasing thread (a
+// tensor's deleter, holding Python's lock: finding its written pages
+// looks at each page, about 100 µs for 16 MiB); a view that finds only
+// dirty mappings cleans one itself.
 type mapPool struct {
 	mu    sync.Mutex
 	idle  []*cowmap.Mapping // clean
@@ -120,8 +124,13 @@ func (p *mapPool) clean(m *cowmap.Mapping) bool {
 	return m.Revert()
 }
 
-// put takes back a mapping a view released, dirty; the cleaner cleans it.
+// put takes back a mapping a view released, dirty: cleaned here if its
+// writes are tracked, else by the cleaner.
 func (p *mapPool) put(m *cowmap.Mapping) {
+	if m.Tracked() && !m.Pinned() {
+		p.keep(m, p.clean(m))
+		return
+	}
 	p.mu.Lock()
 	dead := p.dead
 	if !dead {
@@ -150,7 +159,12 @@ func (p *mapPool) cleanOne() {
 		return
 	}
 	defer recycler.pending.Add(-1)
-	ok := p.clean(m)
+	p.keep(m, p.clean(m))
+}
+
+// keep keeps m, cleaned (ok) or not, for the next view, or unmaps it when
+// it is not clean, the pool is closed or it holds enough.
+func (p *mapPool) keep(m *cowmap.Mapping, ok bool) {
 	p.mu.Lock()
 	if ok && !p.dead && len(p.idle) < MaxIdleMaps {
 		p.idle = append(p.idle, m)

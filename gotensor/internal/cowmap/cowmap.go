@@ -16,13 +16,18 @@ import (
 
 // Mapping is a private mapping of a file's bytes [off, off+len).
 type Mapping struct {
-	b      []byte
-	pinned bool   // registered as page-locked memory through the Pinner
-	Tag    uint64 // the owner's: what the mapping last showed (a frame version), 0 for nothing known
+	b       []byte
+	pinned  bool   // registered as page-locked memory through the Pinner
+	tracked bool   // its writes are tracked (track_linux.go)
+	Tag     uint64 // the owner's: what the mapping last showed (a frame version), 0 for nothing known
 }
 
 // Bytes is the mapping's memory.
 func (m *Mapping) Bytes() []byte { return m.b }
+
+// Tracked says whether the mapping's writes are tracked by write
+// protection (Revert then costs microseconds, not a look at every page).
+func (m *Mapping) Tracked() bool { return m.tracked }
 
 // Pinned says whether the mapping is page-locked (see Pin).
 func (m *Mapping) Pinned() bool { return m.pinned }
@@ -101,6 +106,7 @@ func equal(a, b []byte) bool { return string(a) == string(b) }
 type Stats struct {
 	Mapped   atomic.Int64 // mappings made
 	Unmapped atomic.Int64
+	Tracked  atomic.Int64 // mappings whose writes are tracked by write protection
 	Reverted atomic.Int64 // pages a Revert gave back to their file (they had been written)
 	Restored atomic.Int64 // bytes Restore copied back
 }

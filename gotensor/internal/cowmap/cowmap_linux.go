@@ -46,7 +46,9 @@ func Map(fd int, off int64, n int, populate bool) (*Mapping, error) {
 		}
 	}
 	Counts.Mapped.Add(1)
-	return &Mapping{b: b}, nil
+	m := &Mapping{b: b}
+	m.track()
+	return m, nil
 }
 
 // Unmap unpins the mapping if it is pinned and unmaps it.
@@ -76,8 +78,11 @@ func (m *Mapping) Revert() bool {
 	if err != nil {
 		return false
 	}
+	if m.tracked {
+		return m.revertTracked(fd)
+	}
 	base := m.Addr()
-	if scanWritten(fd, m.b, func(start, end uintptr) bool {
+	if scanPages(fd, m.b, privateCopies, func(start, end uintptr) bool {
 		b := m.b[start-base : min(int(end-base), len(m.b))]
 		if unix.Madvise(b, unix.MADV_DONTNEED) != nil {
 			return false

@@ -21,19 +21,27 @@ func filled(t *testing.T, n int) *Memfd {
 	return f
 }
 
-// Both ways of finding the written pages: PAGEMAP_SCAN and, where the
-// kernel has none, /proc/self/pagemap.
+// The three ways of finding the written pages: write protection
+// (tracked mappings), PAGEMAP_SCAN's private copies and, where the kernel
+// has no PAGEMAP_SCAN, /proc/self/pagemap.
 func TestWritesStayPrivateAndRevertGivesThePagesBack(t *testing.T) {
-	scans := []bool{false}
-	if scanWritten(openPagemap(t), make([]byte, PageSize()), func(_, _ uintptr) bool { return true }) {
-		scans = append(scans, true)
+	ways := []string{"pagemap"}
+	if scanPages(openPagemap(t), make([]byte, PageSize()), privateCopies, func(_, _ uintptr) bool { return true }) {
+		ways = append(ways, "scan")
 	} else {
 		t.Log("this kernel has no PAGEMAP_SCAN: the pagemap read only")
 	}
-	for _, scan := range scans {
-		noScan.Store(!scan)
-		t.Run(map[bool]string{true: "scan", false: "pagemap"}[scan], revertsWrittenPages)
+	if trackFd() >= 0 {
+		ways = append(ways, "tracked")
+	} else {
+		t.Log("userfaultfd's asynchronous write protection is refused here: no tracked mappings")
 	}
+	for _, way := range ways {
+		noTrack.Store(way != "tracked")
+		noScan.Store(way == "pagemap")
+		t.Run(way, func(t *testing.T) { revertsWrittenPages(t, way == "tracked") })
+	}
+	noTrack.Store(false)
 	noScan.Store(false)
 }
 
@@ -45,13 +53,16 @@ func openPagemap(t testing.TB) int {
 	return fd
 }
 
-func revertsWrittenPages(t *testing.T) {
+func revertsWrittenPages(t *testing.T, tracked bool) {
 	f := filled(t, 64*PageSize())
 	want := bytes.Clone(f.Shared)
 	for _, populate := range []bool{false, true} {
 		m, err := Map(f.Fd(), 0, len(f.Shared)-100, populate) // a part of the last page, as a file's
 		if err != nil {
 			t.Fatal(err)
+		}
+		if m.tracked != tracked {
+			t.Fatalf("tracked %v, want %v", m.tracked, tracked)
 		}
 		if !bytes.Equal(m.Bytes(), want[:len(m.Bytes())]) {
 			t.Fatal("mapping shows other bytes than the file")
@@ -80,6 +91,13 @@ func revertsWrittenPages(t *testing.T) {
 			t.Fatal("a page never written does not follow its file")
 		}
 		f.Shared[7*PageSize()] ^= 1
+		// written again after the Revert: found again (a tracked page is
+		// protected anew when it is given back)
+		b[5*PageSize()+3] ^= 0xff
+		before = Counts.Reverted.Load()
+		if !m.Revert() || Counts.Reverted.Load()-before != 1 || !bytes.Equal(m.Bytes(), want[:len(m.Bytes())]) {
+			t.Fatalf("a page written after a Revert: reverted %d pages, want 1", Counts.Reverted.Load()-before)
+		}
 		m.Unmap()
 	}
 }
@@ -126,7 +144,8 @@ func TestPinnerRegistersOnceAndUnregistersBeforeUnmap(t *testing.T) {
 }
 
 // BenchmarkRevert is the cleaning of an 8 MiB mapping after a view that
-// wrote one page, by PAGEMAP_SCAN and by the pagemap read.
+// wrote one page: tracked, by PAGEMAP_SCAN's private copies and by the
+// pagemap read.
 func BenchmarkRevert(b *testing.B) {
 	f, err := NewMemfd("bench", 8<<20)
 	if err != nil {
@@ -136,14 +155,28 @@ func BenchmarkRevert(b *testing.B) {
 	for i := range f.Shared {
 		f.Shared[i] = byte(i)
 	}
+	noTrack.Store(true)
 	m, err := Map(f.Fd(), 0, len(f.Shared), true)
+	noTrack.Store(false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Unmap()
-	for _, scan := range []bool{true, false} {
-		b.Run(map[bool]string{true: "scan", false: "pagemap"}[scan], func(b *testing.B) {
-			noScan.Store(!scan)
+	tracked, err := Map(f.Fd(), 0, len(f.Shared), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tracked.Unmap()
+	for _, way := range []string{"tracked", "scan", "pagemap"} {
+		b.Run(way, func(b *testing.B) {
+			if way == "tracked" && !tracked.tracked {
+				b.Skip("no tracked mappings here")
+			}
+			m := m
+			if way == "tracked" {
+				m = tracked
+			}
+			noScan.Store(way == "pagemap")
 			defer noScan.Store(false)
 			for b.Loop() {
 				m.Bytes()[4096*100] = 1

@@ -12,7 +12,9 @@ import (
 // PAGEMAP_SCAN (Linux 6.7): the kernel walks a range's page tables and
 // returns the runs of pages in the asked categories, rather than 8 bytes
 // for every page as /proc/self/pagemap does. Revert asks it for the
-// private copies of a mapping: pages not of the file, present or swapped.
+// written pages of a mapping: of a tracked one, those no longer
+// write-protected (track_linux.go); of another, the private copies (pages
+// not of the file, present or swapped).
 const (
 	pagemapScan   = 0xc0606610 // _IOWR('f', 16, struct pm_scan_arg)
 	pageIsFile    = 1 << 2
@@ -29,25 +31,33 @@ type pmScanArg struct {
 // pageRegion is the kernel's struct page_region.
 type pageRegion struct{ start, end, categories uint64 }
 
+// pageQuery is a scan's categories: a page matches when its categories,
+// with those in inverted flipped, include all of mask and (if anyof is
+// not 0) one of anyof.
+type pageQuery struct{ inverted, mask, anyof uint64 }
+
+var (
+	privateCopies = pageQuery{inverted: pageIsFile, mask: pageIsFile, anyof: pageIsPresent | pageIsSwapped}
+	writtenPages  = pageQuery{mask: pageIsWritten}
+)
+
 // noScan is set once the kernel refused PAGEMAP_SCAN (older than 6.7).
 var noScan atomic.Bool
 
-// scanWritten calls run for each run [start, end) of addresses in b's
-// pages that are private copies. It returns ok=false where the kernel
-// cannot scan (the caller reads /proc/self/pagemap instead).
-func scanWritten(fd int, b []byte, run func(start, end uintptr) bool) (ok bool) {
+// scanPages calls run for each run [start, end) of addresses in b's
+// pages that match q. It returns ok=false where the kernel cannot scan
+// (for privateCopies, the caller reads /proc/self/pagemap instead).
+func scanPages(fd int, b []byte, q pageQuery, run func(start, end uintptr) bool) (ok bool) {
 	if noScan.Load() {
 		return false
 	}
 	var vec [64]pageRegion
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	end := base + uintptr((len(b)+pageSize-1)&^(pageSize-1))
+	base, end := pages(b)
 	for start := base; start < end; {
 		a := pmScanArg{
 			size: uint64(unsafe.Sizeof(pmScanArg{})), start: uint64(start), end: uint64(end),
 			vec: uint64(uintptr(unsafe.Pointer(&vec[0]))), vecLen: uint64(len(vec)),
-			inverted: pageIsFile, mask: pageIsFile, anyof: pageIsPresent | pageIsSwapped,
-			returnMask: pageIsFile | pageIsPresent | pageIsSwapped,
+			inverted: q.inverted, mask: q.mask, anyof: q.anyof, returnMask: q.mask | q.anyof,
 		}
 		n, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), pagemapScan, uintptr(unsafe.Pointer(&a)))
 		if errno != 0 {

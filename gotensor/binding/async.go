@@ -314,6 +314,7 @@ func CompletionsJSON(cs []Completion) string {
 // storeFor is the store behind h, or nil (an unknown handle fails inside
 // the operation, reported through its completion).
 func storeFor(h int64) *openStore {
+	releaseFreed()
 	s, _ := stores.get(h)
 	return s
 }

@@ -2,15 +2,20 @@
 
 #include <stdlib.h>
 #include "dlpack.h"
-#include "_cgo_export.h"
 
 enum { kDLCPU = 1, kDLUInt = 1 };
 
+gtView *gt_freed_views;
+
 static void gt_view_deleter(gtDLManagedTensor *self) {
 	gtView *v = (gtView *)self;
-	gotensorViewDone(v->id);
-	free(v);
+	gtView *head = __atomic_load_n(&gt_freed_views, __ATOMIC_RELAXED);
+	do {
+		v->next = head;
+	} while (!__atomic_compare_exchange_n(&gt_freed_views, &head, v, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
+
+void gt_run_deleter(gtView *v) { v->m.deleter(&v->m); }
 
 gtView *gt_new_view(void *data, int64_t n, int64_t id) {
 	gtView *v = calloc(1, sizeof *v);

@@ -24,13 +24,21 @@ typedef struct gtDLManagedTensor {
 
 // gtView is what a view hands Python: the managed tensor (a 1-d uint8
 // tensor of the view's bytes), its shape, and the view's id in Go.
-typedef struct {
+typedef struct gtView {
 	gtDLManagedTensor m;
 	int64_t shape[1];
 	int64_t id;
+	struct gtView *next; // in gt_freed_views
 } gtView;
 
+// gt_freed_views are the views whose tensors were freed, a lock-free stack
+// the deleter pushes onto (no call into Go: each would wake the Go
+// runtime's monitor thread beside the caller's compute) and Go takes whole
+// (views_cgo.go's releaseFreed).
+extern gtView *gt_freed_views;
+
 gtView *gt_new_view(void *data, int64_t n, int64_t id);
+void gt_run_deleter(gtView *v); // as torch does when it frees the tensor
 int gt_call_register(uintptr_t fn, void *p, size_t n, unsigned int flags);
 int gt_call_unregister(uintptr_t fn, void *p);
 #endif

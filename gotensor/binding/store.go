@@ -42,6 +42,7 @@ func Open(url string) (int64, error) {
 
 // Close closes a store; its handle becomes invalid.
 func Close(h int64) error {
+	releaseFreed()
 	s, err := stores.take(h)
 	if err != nil {
 		return err
@@ -87,6 +88,7 @@ func putMeta(meta []int64, hd *frame.Header) error {
 // syncCall prepares a synchronous call on key: its context, and a wait
 // for the asynchronous operations submitted on the key before.
 func syncCall(h int64, key string, timeoutNs int64) (*openStore, context.Context, context.CancelFunc, error) {
+	releaseFreed()
 	s, err := stores.get(h)
 	if err != nil {
 		return nil, nil, nil, err

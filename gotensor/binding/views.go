@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/core"
 	"github.com/gotensor/gotensor/gotensor/internal/cowmap"
@@ -80,6 +81,7 @@ func view(ctx context.Context, s *openStore, key string, meta []int64) (int64, e
 	}
 	id := viewIDs.Add(1)
 	openViews.Store(id, v)
+	sweep()
 	addr, err := crossView(v, id)
 	if err != nil {
 		viewDone(id)
@@ -95,8 +97,37 @@ func viewDone(id int64) {
 	}
 }
 
-// OpenViews is the number of views handed out and not yet released.
+// sweepEvery is how often freed views are released while views are out,
+// for a program that frees its views and calls nothing more: their
+// mappings, and frames a delete or a close left to them, go within it.
+const sweepEvery = 100 * time.Millisecond
+
+var sweeping atomic.Bool
+
+// sweep starts the sweeper unless it runs; it stops once no view is out.
+func sweep() {
+	if sweeping.Swap(true) {
+		return
+	}
+	go func() {
+		for {
+			time.Sleep(sweepEvery)
+			if OpenViews() > 0 {
+				continue
+			}
+			sweeping.Store(false)
+			// a view handed out before the Store found the sweeper running
+			if OpenViews() == 0 || sweeping.Swap(true) {
+				return
+			}
+		}
+	}()
+}
+
+// OpenViews is the number of views handed out and not yet released (freed
+// views are released first).
 func OpenViews() int {
+	releaseFreed()
 	n := 0
 	openViews.Range(func(any, any) bool { n++; return true })
 	return n

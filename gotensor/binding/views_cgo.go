@@ -9,6 +9,7 @@ package binding
 import "C"
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gotensor/gotensor/gotensor/core"
@@ -28,8 +29,28 @@ func crossView(v *core.View, id int64) (int64, error) {
 	return int64(uintptr(unsafe.Pointer(m))), nil
 }
 
-//export gotensorViewDone
-func gotensorViewDone(id C.int64_t) { viewDone(int64(id)) }
+// releaseFreed releases the views whose tensors were freed since the last
+// call (their deleters only recorded them): called on the way into the
+// binding's calls, and by the sweeper while views are out.
+func releaseFreed() {
+	head := (*unsafe.Pointer)(unsafe.Pointer(&C.gt_freed_views))
+	if atomic.LoadPointer(head) == nil {
+		return
+	}
+	for v := (*C.gtView)(atomic.SwapPointer(head, nil)); v != nil; {
+		next := v.next
+		viewDone(int64(v.id))
+		C.free(unsafe.Pointer(v))
+		v = next
+	}
+}
+
+// freeAsTorch runs the deleter of the managed tensor at addr, as torch
+// does when it frees the tensor (tests).
+func freeAsTorch(addr int64) {
+	a := uintptr(addr)
+	C.gt_run_deleter((*C.gtView)(*(*unsafe.Pointer)(unsafe.Pointer(&a))))
+}
 
 // DropView releases the view whose managed tensor is at addr, for a caller
 // that never handed it to torch (torch calls its deleter otherwise).

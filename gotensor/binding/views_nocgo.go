@@ -15,6 +15,9 @@ func crossView(*core.View, int64) (int64, error) {
 	return 0, errs.New(errs.Unsupported, "views need cgo")
 }
 
+// releaseFreed has nothing to release without cgo.
+func releaseFreed() {}
+
 // DropView does nothing without cgo.
 func DropView(int64) {}
 

@@ -244,10 +244,11 @@ func Open(raw string) (*Store, error) {
 		TLSConfig:           o.TLS,
 		DisableCache:        true,
 		Dialer:              net.Dialer{Timeout: min(o.Timeout, 5*time.Second), KeepAlive: time.Second},
+		DialCtxFn:           dial,
 		ConnWriteTimeout:    o.Timeout,
 		ClientName:          "gotensor",
 		ReadBufferEachConn:  1 << 20,
-		WriteBufferEachConn: 1 << 20,
+		WriteBufferEachConn: 64 << 10, // a larger string goes straight to the socket (stringConn)
 		ClusterOption:       valkey.ClusterOption{ShardsRefreshInterval: 0},
 	}
 	c, err := valkey.NewClient(copt)

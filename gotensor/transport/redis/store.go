@@ -341,6 +341,11 @@ func (s *Store) readSegments(ctx context.Context, key string, m *manifest, off i
 
 // readPiece reads len(d) bytes of piece p from off into d (whole: all of it).
 func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byte, whole bool) error {
+	if whole {
+		if ok, err := s.streamPiece(ctx, p, d); ok {
+			return err
+		}
+	}
 	var cmd valkey.Completed
 	if whole {
 		cmd = s.c.B().Get().Key(p).Build()

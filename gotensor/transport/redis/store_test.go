@@ -453,3 +453,50 @@ func dumpPieces(t testing.TB, srv *redistest.Server) {
 		t.Logf("%s ttl %s len %s", k, strings.TrimSpace(ttl), strings.TrimSpace(n))
 	}
 }
+
+// A whole piece is read straight into the frame (a stream of its own); a
+// piece of another length than its manifest says, longer or shorter, reads
+// as CorruptData, never as a frame of the wrong bytes, and the next reads
+// of the same connections are whole.
+func TestPieceOfAnotherLength(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, "redis://"+srv.Addr()+"?piece=64KiB")
+	big := randBytes(4<<16, 7)
+	for i, change := range []string{"shorter", "longer"} {
+		key := fmt.Sprintf("big%d", i)
+		must(t, s.Put(bg, key, big))
+		got, err := s.Get(bg, key)
+		must(t, err)
+		if !bytes.Equal(got, big) {
+			t.Fatal("read back differs")
+		}
+		out, err := srv.CLI("--scan", "--pattern", "gt:p:*")
+		must(t, err)
+		var piece string
+		for _, p := range strings.Fields(out) {
+			if n, _ := srv.CLI("strlen", p); strings.TrimSpace(n) == "65536" {
+				piece = p
+				if _, err := srv.CLI("persist", p); err != nil { // a piece of the frame read, not one being reclaimed
+					t.Fatal(err)
+				}
+			}
+		}
+		val := strings.Repeat("x", 1000)
+		if change == "longer" {
+			val = strings.Repeat("x", 70000)
+		}
+		if _, err := srv.CLI("set", piece, val, "keepttl"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(bg, key); !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("a %s piece: %v, want CorruptData", change, err)
+		}
+		must(t, s.Delete(bg, key))
+	}
+	must(t, s.Put(bg, "after", big))
+	got, err := s.Get(bg, "after")
+	must(t, err)
+	if !bytes.Equal(got, big) {
+		t.Fatal("a read after the corrupt ones differs")
+	}
+}

@@ -106,7 +106,7 @@ var sweeping atomic.Bool
 
 // sweep starts the sweeper unless it runs; it stops once no view is out.
 func sweep() {
-	if sweeping.Swap(true) {
+	if sweeping.Load() || sweeping.Swap(true) { // a load first: each view calls this
 		return
 	}
 	go func() {

@@ -39,29 +39,34 @@ func releaseFreed() {
 	}
 	for v := (*C.gtView)(atomic.SwapPointer(head, nil)); v != nil; {
 		next := v.next
-		viewDone(int64(v.id))
-		C.free(unsafe.Pointer(v))
+		releaseView(v)
 		v = next
 	}
 }
 
+// releaseView releases view v and frees its record.
+func releaseView(v *C.gtView) {
+	viewDone(int64(v.id))
+	C.free(unsafe.Pointer(v))
+}
+
+// viewAt is the view record at addr (C memory: converted through memory,
+// as BytesAt does).
+func viewAt(addr int64) *C.gtView {
+	a := uintptr(addr)
+	return (*C.gtView)(*(*unsafe.Pointer)(unsafe.Pointer(&a)))
+}
+
 // freeAsTorch runs the deleter of the managed tensor at addr, as torch
 // does when it frees the tensor (tests).
-func freeAsTorch(addr int64) {
-	a := uintptr(addr)
-	C.gt_run_deleter((*C.gtView)(*(*unsafe.Pointer)(unsafe.Pointer(&a))))
-}
+func freeAsTorch(addr int64) { C.gt_run_deleter(viewAt(addr)) }
 
 // DropView releases the view whose managed tensor is at addr, for a caller
 // that never handed it to torch (torch calls its deleter otherwise).
 func DropView(addr int64) {
-	if addr <= 0 {
-		return
+	if addr > 0 {
+		releaseView(viewAt(addr))
 	}
-	a := uintptr(addr)
-	m := (*C.gtView)(*(*unsafe.Pointer)(unsafe.Pointer(&a))) // C memory: converted through memory, as BytesAt does
-	viewDone(int64(m.id))
-	C.free(unsafe.Pointer(m))
 }
 
 // SetPinFuncs installs the CUDA runtime's cudaHostRegister and

@@ -51,6 +51,17 @@ func Map(fd int, off int64, n int, populate bool) (*Mapping, error) {
 	return m, nil
 }
 
+// drop gives the written pages [start, end) back to the file: their
+// private copies go, and the next access maps the file's pages.
+func (m *Mapping) drop(start, end uintptr) bool {
+	base := m.Addr()
+	if unix.Madvise(m.b[start-base:min(int(end-base), len(m.b))], unix.MADV_DONTNEED) != nil {
+		return false
+	}
+	Counts.Reverted.Add(int64((end - start) / uintptr(pageSize)))
+	return true
+}
+
 // Unmap unpins the mapping if it is pinned and unmaps it.
 func (m *Mapping) Unmap() {
 	if m == nil || m.b == nil {
@@ -81,27 +92,19 @@ func (m *Mapping) Revert() bool {
 	if m.tracked {
 		return m.revertTracked(fd)
 	}
-	base := m.Addr()
-	if scanPages(fd, m.b, privateCopies, func(start, end uintptr) bool {
-		b := m.b[start-base : min(int(end-base), len(m.b))]
-		if unix.Madvise(b, unix.MADV_DONTNEED) != nil {
-			return false
-		}
-		Counts.Reverted.Add(int64((end - start) / uintptr(pageSize)))
-		return true
-	}) {
+	if scanPages(fd, m.b, privateCopies, m.drop) {
 		return true
 	}
 	buf := entries.Get().(*[]byte)
 	defer entries.Put(buf)
+	base := m.Addr()
 	pages := (len(m.b) + pageSize - 1) / pageSize // the last may be a part, of a file's last page
 	run := -1                                     // first page of the current run of written pages
 	flush := func(end int) bool {
 		if run >= 0 {
-			if unix.Madvise(m.b[run*pageSize:min(end*pageSize, len(m.b))], unix.MADV_DONTNEED) != nil {
+			if !m.drop(base+uintptr(run*pageSize), base+uintptr(end*pageSize)) {
 				return false
 			}
-			Counts.Reverted.Add(int64(end - run))
 			run = -1
 		}
 		return true

@@ -17,6 +17,7 @@ import (
 // not of the file, present or swapped).
 const (
 	pagemapScan   = 0xc0606610 // _IOWR('f', 16, struct pm_scan_arg)
+	pageIsWritten = 1 << 1     // not write-protected (track_linux.go)
 	pageIsFile    = 1 << 2
 	pageIsPresent = 1 << 3
 	pageIsSwapped = 1 << 4

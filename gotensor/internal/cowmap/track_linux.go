@@ -33,7 +33,6 @@ const (
 	// UFFD_FEATURE_WP_HUGETLBFS_SHMEM (a memfd is shmem), _WP_UNPOPULATED
 	// (pages not yet faulted in are protected too), _WP_ASYNC
 	uffdTrackFeatures = 1<<12 | 1<<13 | 1<<15
-	pageIsWritten     = 1 << 1 // PAGE_IS_WRITTEN: not write-protected
 )
 
 // tracker is the process's userfaultfd, opened once and kept open: closing
@@ -77,21 +76,20 @@ func pages(b []byte) (start, end uintptr) {
 	return start, start + uintptr((len(b)+pageSize-1)&^(pageSize-1))
 }
 
-// track registers m's pages for write tracking and protects them; false
-// (m untracked) where this process cannot track.
-func (m *Mapping) track() bool {
+// track registers m's pages for write tracking and protects them; m stays
+// untracked where this process cannot track.
+func (m *Mapping) track() {
 	fd := trackFd()
 	if fd < 0 || len(m.b) == 0 || noTrack.Load() {
-		return false
+		return
 	}
 	start, end := pages(m.b)
 	reg := struct{ start, len, mode, ioctls uint64 }{start: uint64(start), len: uint64(end - start), mode: uffdRegisterWP}
 	if ioctl(fd, uffdioRegister, unsafe.Pointer(&reg)) != nil || protect(fd, start, end) != nil {
-		return false
+		return
 	}
 	m.tracked = true
 	Counts.Tracked.Add(1)
-	return true
 }
 
 // protect write-protects [start, end), whole pages.
@@ -105,13 +103,7 @@ func protect(fd int, start, end uintptr) error {
 // page, protected. False where a step fails (the caller unmaps m).
 func (m *Mapping) revertTracked(pagemapFd int) bool {
 	fd := trackFd()
-	base, _ := pages(m.b)
 	return scanPages(pagemapFd, m.b, writtenPages, func(start, end uintptr) bool {
-		b := m.b[start-base : min(int(end-base), len(m.b))]
-		if protect(fd, start, end) != nil || unix.Madvise(b, unix.MADV_DONTNEED) != nil {
-			return false
-		}
-		Counts.Reverted.Add(int64((end - start) / uintptr(pageSize)))
-		return true
+		return protect(fd, start, end) == nil && m.drop(start, end)
 	})
 }

@@ -106,7 +106,6 @@ func equal(a, b []byte) bool { return string(a) == string(b) }
 type Stats struct {
 	Mapped   atomic.Int64 // mappings made
 	Unmapped atomic.Int64
-	Tracked  atomic.Int64 // mappings whose writes are tracked by write protection
 	Reverted atomic.Int64 // pages a Revert gave back to their file (they had been written)
 	Restored atomic.Int64 // bytes Restore copied back
 }

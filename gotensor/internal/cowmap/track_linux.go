@@ -89,7 +89,6 @@ func (m *Mapping) track() {
 		return
 	}
 	m.tracked = true
-	Counts.Tracked.Add(1)
 }
 
 // protect write-protects [start, end), whole pages.

@@ -126,9 +126,11 @@ def markdown(trs: list[dict], codecs: list[dict]) -> str:
              "this VM). The `write_tensor / read_tensor(out=)` row goes through the core API as a program does: "
              "codec none, from and into the program's own memory, streamed over tcp in 4 MiB parts that the node "
              "receives straight into the frame it will store (put-layout, docs/PROTOCOL.md). The transport nodes run with "
-             "`--capacity 2GiB`, which also caps their Go heap just above it, and the client process with a "
-             "3 GiB Go memory limit, so freed buffers are reused (the echo reuses one buffer); the 1 GiB cases "
-             "still vary from run to run with this VM's memory.", ""]
+             "`--capacity 4GiB`, which also caps their Go heap just above it: room for a 1 GiB tensor, the "
+             "version replacing it, and the memory of the one before, which a node keeps idle for the next "
+             "write while its capacity leaves room (the echo reuses one buffer); the client process has a "
+             "3 GiB Go memory limit, so freed buffers are reused. The 1 GiB cases still vary from run to run "
+             "with this VM's memory.", ""]
     head = "| case | transport | 4 KiB round trip (us) | " + " | ".join(
         f"{gib(s)} write / read / write+read (GB/s)" for s in sizes) + " | write+read vs Go echo (" + " / ".join(gib(s) for s in sizes) + ") |"
     lines += [head, "|" + "---|" * (head.count("|") - 1)]

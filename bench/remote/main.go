@@ -55,7 +55,7 @@ func main() {
 	latReps := flag.Int("lat-reps", 2000, "round trips per latency measurement")
 	passes := flag.Int("passes", 3, "passes over every case; each figure is the median of the passes' medians")
 	only := flag.String("transports", "tcp,ucx-tcp,ucx-sm,rss", "cases to run: tcp (with the Go echo), ucx-tcp, ucx-sm (with ucx_perftest), rss (node memory under load), redis (-redis-server, -redis-cluster)")
-	capacity := flag.String("capacity", "2GiB", "serve: the node's capacity")
+	capacity := flag.String("capacity", "4GiB", "serve: the node's capacity")
 	flag.StringVar(&redisServer, "redis-server", "", "case redis: the URL of one Redis server (bench_remote.py starts it)")
 	flag.StringVar(&redisCluster, "redis-cluster", "", "case redis: the URL of a Redis cluster")
 	flag.Parse()

@@ -61,15 +61,34 @@ func TestMemReusesFramesAfterLeases(t *testing.T) {
 	}
 }
 
-// A bounded store keeps at most an eighth of its capacity for reuse.
-func TestMemPoolBoundedByCapacity(t *testing.T) {
+// A bounded store keeps idle memory for reuse only within what its
+// capacity leaves free: a replaced frame's memory goes to the next write
+// while the store has room for both (beyond the eighth of the capacity
+// an unbounded store's pool is held to), and is let go as soon as the
+// frames stored and a new one need that room.
+func TestMemIdleMemoryFitsTheCapacity(t *testing.T) {
 	ctx := context.Background()
 	s := NewMem("mem://", 8<<20)
 	for range 4 {
 		s.Put(ctx, "k", make([]byte, 2<<20))
+		if held := s.pool.Held(); held+s.Used() > 8<<20 {
+			t.Fatalf("pool holds %d bytes beside %d stored in a 8 MiB store", held, s.Used())
+		}
 	}
-	if held := s.pool.Held(); held > 1<<20 {
-		t.Fatalf("pool holds %d bytes of a 8 MiB store", held)
+	a := s.LendFrame(2 << 20)
+	s.Put(ctx, "k", a)
+	s.Put(ctx, "k", s.LendFrame(2<<20))
+	if b := s.LendFrame(2 << 20); &b[0] != &a[0] {
+		t.Fatal("a replaced 2 MiB frame of a 8 MiB store was not reused")
+	} else {
+		s.ReturnFrame(b)
+	}
+	if err := s.Put(ctx, "other", make([]byte, 4<<20)); err != nil {
+		t.Fatal(err)
+	}
+	s.LendFrame(1 << 20) // new memory: idle buffers that would not fit beside it go
+	if held, used := s.pool.Held(), s.Used(); held+used+1<<20 > 8<<20 {
+		t.Fatalf("pool holds %d bytes beside %d stored and 1 MiB new in a 8 MiB store", held, used)
 	}
 }
 

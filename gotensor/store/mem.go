@@ -54,8 +54,9 @@ type Mem struct {
 
 	mu       sync.RWMutex
 	m        map[string]*memFrame
-	bytes    int64 // counted against the capacity: frames' bytes plus every key's charge
-	keyBytes int64 // of which the keys' charges
+	bytes    int64        // counted against the capacity: frames' bytes plus every key's charge
+	used     atomic.Int64 // bytes, for reads outside the lock (the pool's room)
+	keyBytes int64        // of which the keys' charges
 	closed   bool
 }
 
@@ -124,7 +125,17 @@ func NewMem(url string, capacity int64) *Mem {
 	if capacity > 0 {
 		bound = min(bound, capacity/8)
 	}
-	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
+	s := &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
+	if capacity > 0 { // idle heap memory may fill what the capacity leaves free
+		s.pool.SetRoom(func() int64 { return capacity - s.used.Load() })
+	}
+	return s
+}
+
+// addBytes changes what counts against the capacity; under s.mu.
+func (s *Mem) addBytes(d int64) {
+	s.bytes += d
+	s.used.Store(s.bytes)
 }
 
 // LendFrame lends the memory of a dropped frame, or new memory.
@@ -198,7 +209,7 @@ func (s *Mem) put(key string, frame []byte, checked bool) error {
 		return full(need, s.bytes, s.capacity, s.url)
 	}
 	s.m[key] = s.newFrame(frame, checked)
-	s.bytes += need - oldLen
+	s.addBytes(need - oldLen)
 	s.keyBytes += charge
 	if old != nil {
 		old.unref()
@@ -268,7 +279,7 @@ func (s *Mem) Delete(_ context.Context, key string) error {
 		return notFound(key, s.url)
 	}
 	charge := keyCharge(key)
-	s.bytes -= int64(len(f.b)) + charge
+	s.addBytes(-(int64(len(f.b)) + charge))
 	s.keyBytes -= charge
 	delete(s.m, key)
 	f.unref()
@@ -315,6 +326,7 @@ func (s *Mem) Close() error {
 	}
 	frames := s.m
 	s.closed, s.m, s.bytes, s.keyBytes = true, nil, 0, 0 // heap frames go to the collector, not the pool
+	s.used.Store(0)
 	s.mu.Unlock()
 	s.views.close()
 	for _, f := range frames {

@@ -75,7 +75,7 @@ func (s *Mem) edit(key string, f *memFrame, e Edit, checked bool) error {
 	for _, p := range e.Pieces {
 		copy(f.b[p.Off:], p.B)
 	}
-	s.bytes += size - old
+	s.addBytes(size - old)
 	f.ver = nextVersion()
 	return nil
 }

@@ -15,12 +15,27 @@ type Bytes struct {
 	held     int64
 	maxBytes int64
 	perClass int
+	room     func() int64 // see SetRoom; nil: maxBytes alone
 }
 
 // NewBytes returns a pool holding at most maxBytes in idle buffers, and at
 // most perClass buffers of each size class.
 func NewBytes(maxBytes int64, perClass int) *Bytes {
 	return &Bytes{maxBytes: maxBytes, perClass: perClass}
+}
+
+// SetRoom lets the pool keep idle buffers beyond its byte bound, up to
+// room() bytes, the memory its owner may use and does not (a store's
+// capacity less what it holds); Get then drops idle buffers before it
+// makes a new one, so that idle and new memory fit in room() together.
+// A node that replaces a large tensor then writes the new version into
+// the old one's memory instead of faulting in and zeroing fresh pages (on
+// some virtual machines slower than the socket that fills them). room is
+// called under the pool's lock and must not call the pool.
+func (p *Bytes) SetRoom(room func() int64) {
+	p.mu.Lock()
+	p.room = room
+	p.mu.Unlock()
 }
 
 // Get returns a buffer of length n: an idle one of a capacity between n
@@ -45,8 +60,23 @@ func (p *Bytes) Get(n int) []byte {
 			}
 		}
 	}
+	if p.room != nil {
+		p.trim(p.room() - int64(n))
+	}
 	p.mu.Unlock()
 	return make([]byte, n)
+}
+
+// trim drops idle buffers, the largest classes first, until at most keep
+// bytes are held; under p.mu.
+func (p *Bytes) trim(keep int64) {
+	for c := len(p.classes) - 1; c >= 0 && p.held > keep; c-- {
+		for list := p.classes[c]; len(list) > 0 && p.held > keep; list = p.classes[c] {
+			p.held -= int64(cap(list[len(list)-1]))
+			list[len(list)-1] = nil
+			p.classes[c] = list[:len(list)-1]
+		}
+	}
 }
 
 // GetRounded is Get for buffers of varied sizes that come and go: a new
@@ -69,7 +99,11 @@ func (p *Bytes) Put(b []byte) {
 	class := bits.Len(uint(c)) - 1
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.held+int64(c) > p.maxBytes || len(p.classes[class]) >= p.perClass {
+	limit := p.maxBytes
+	if p.room != nil {
+		limit = max(limit, p.room())
+	}
+	if p.held+int64(c) > limit || len(p.classes[class]) >= p.perClass {
 		return
 	}
 	p.classes[class] = append(p.classes[class], b[:0])

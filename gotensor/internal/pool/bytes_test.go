@@ -29,6 +29,36 @@ func TestBytesReusesBySizeAndStaysBounded(t *testing.T) {
 	}
 }
 
+// With a room, the pool keeps buffers beyond its bound while they fit in
+// it, and a new buffer lets go of those that would not fit beside it.
+func TestBytesRoom(t *testing.T) {
+	p := NewBytes(1<<20, 4)
+	room := int64(10 << 20)
+	p.SetRoom(func() int64 { return room })
+	a, b := p.Get(4<<20), p.Get(4<<20)
+	p.Put(a)
+	p.Put(b)
+	if p.Held() != 8<<20 {
+		t.Fatalf("pool holds %d bytes, want both 4 MiB buffers in a room of 10 MiB", p.Held())
+	}
+	p.Put(make([]byte, 4<<20))
+	if p.Held() != 8<<20 {
+		t.Fatalf("pool holds %d bytes, beyond its room", p.Held())
+	}
+	if got := p.Get(4 << 20); &got[0] != &b[0] && &got[0] != &a[0] {
+		t.Fatal("an idle buffer was not reused")
+	}
+	room = 6 << 20
+	if got := p.Get(8 << 20); got[0] != 0 || p.Held() != 0 {
+		t.Fatalf("pool holds %d bytes beside a new 8 MiB buffer in a room of 6 MiB", p.Held())
+	}
+	room = 0
+	p.Put(make([]byte, 512<<10))
+	if p.Held() != 512<<10 {
+		t.Fatal("the bound no longer holds without room")
+	}
+}
+
 func TestBoundedPoolDropsLargeObjects(t *testing.T) {
 	p := NewBounded(func() *[]byte { return new([]byte) }, func(b *[]byte) int { return cap(*b) }, 1<<20)
 	big := make([]byte, 2<<20)

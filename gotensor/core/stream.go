@@ -177,6 +177,28 @@ func (r *rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, erro
 	return b, nil
 }
 
+// ReadRangeInto places frame bytes [off, off+len(dst)) in dst where the
+// store receives ranges into the caller's memory (see frame.IntoSource).
+func (r *rangeSource) ReadRangeInto(ctx context.Context, off int64, dst []byte) (bool, error) {
+	ri := r.s.caps.RangesInto
+	if ri == nil {
+		return false, nil
+	}
+	start := r.s.now()
+	r.s.auto.Begin(start)
+	n, size, err := ri.GetRangeInto(ctx, r.key, off, dst)
+	end := r.s.now()
+	r.s.auto.End(end, auto.FromStore, int64(n), r.coded)
+	if err != nil {
+		return true, err
+	}
+	r.s.stats.fetched(int64(n), end.Sub(start))
+	if size != r.size || n != len(dst) {
+		return true, frame.ErrChanged
+	}
+	return true, nil
+}
+
 // adjacent joins parts that lie back to back in memory (a codec-none
 // piece's chunks, which are the tensor's own bytes) into one, so that a
 // piece crosses the link as one message rather than one per chunk.

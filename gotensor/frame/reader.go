@@ -25,6 +25,16 @@ type Recycler interface {
 	Recycle(b []byte)
 }
 
+// IntoSource is a Source that can also place a range straight in the
+// caller's memory: a span of raw chunks (stored as the tensor's own bytes)
+// then lands where it is read into, and is checked there.
+type IntoSource interface {
+	// ReadRangeInto places frame bytes [off, off+len(dst)) in dst; ok
+	// false: the source cannot (read it with ReadRange). ErrChanged as
+	// for ReadRange.
+	ReadRangeInto(ctx context.Context, off int64, dst []byte) (ok bool, err error)
+}
+
 // ErrChanged says a frame was replaced while it was read piece by piece.
 var ErrChanged = errs.New(errs.CorruptData, "frame changed while it was read")
 
@@ -249,7 +259,16 @@ func (r *Reader) decodeSpan(ctx context.Context, sp span, dst []byte, pin parall
 	var b []byte
 	if sp.enc+sp.n <= int64(len(r.at)) {
 		b = r.at[sp.enc : sp.enc+sp.n]
-	} else {
+	} else if is, ok := r.src.(IntoSource); ok && r.raw(sp) {
+		out := dst[sp.raw : sp.raw+sp.rawN]
+		if ok, err := is.ReadRangeInto(ctx, sp.enc, out); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			return r.checkInPlace(ctx, sp, out, pin)
+		}
+	}
+	if b == nil {
 		got, err := r.src.ReadRange(ctx, sp.enc, sp.n)
 		if err != nil {
 			return err
@@ -263,6 +282,49 @@ func (r *Reader) decodeSpan(ctx context.Context, sp span, dst []byte, pin parall
 		b = got
 	}
 	return decodeChunks(ctx, r.Header, sp.chunk, b, dst[sp.raw:sp.raw+sp.rawN], pin)
+}
+
+// raw says whether every chunk of sp is stored raw (its bytes are the
+// tensor's).
+func (r *Reader) raw(sp span) bool {
+	for i := sp.chunk; i < sp.chunk+r.spanChunks(sp); i++ {
+		if int64(r.Header.Chunks[i].EncLen) != int64(r.Header.RawChunkLen(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// spanChunks is how many chunks sp covers.
+func (r *Reader) spanChunks(sp span) int {
+	cs := int64(r.Header.ChunkSize)
+	return int((sp.rawN + cs - 1) / cs)
+}
+
+// checkInPlace checks the raw chunks of sp, received into out, against
+// their checksums, in parallel. A chunk that fails is fetched again apart:
+// if the store's bytes pass, out changed while they arrived (two reads
+// into one buffer at once: the caller's race, InvalidArgument, as for a
+// copy); else the store's bytes are corrupt.
+func (r *Reader) checkInPlace(ctx context.Context, sp span, out []byte, pin parallel.Pin) error {
+	h := r.Header
+	cs := int64(h.ChunkSize)
+	Work.Decoded.Add(int64(len(out)))
+	return parallel.ForBytesFrom(r.spanChunks(sp), int64(len(out)), parallel.MinParallelBytes, pin, func(j int) error {
+		i := sp.chunk + j
+		b := out[int64(j)*cs : int64(j)*cs+int64(h.RawChunkLen(i))]
+		if crc32c(b) == h.Chunks[i].CRC {
+			return nil
+		}
+		got, err := r.src.ReadRange(ctx, sp.enc+int64(j)*cs, int64(len(b)))
+		if err != nil {
+			return err
+		}
+		if rc, ok := r.src.(Recycler); ok {
+			defer rc.Recycle(got)
+		}
+		return rawMismatch(got, h.Chunks[i].CRC, i)
+	})
 }
 
 // decodeChunks decodes chunks first, first+1, ... whose encoded bytes lie

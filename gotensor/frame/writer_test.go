@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -213,5 +214,68 @@ func TestReaderPiecesAndDeadline(t *testing.T) {
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("the deadline did not end the read")
+	}
+}
+
+// intoSource is a source that also places ranges in the reader's memory;
+// scribble, when set, changes what lands there (another writer of the
+// same memory at once).
+type intoSource struct {
+	source
+	into     atomic.Int32 // ranges placed in the reader's memory
+	scribble bool
+}
+
+func (s *intoSource) ReadRangeInto(ctx context.Context, off int64, dst []byte) (bool, error) {
+	b, err := s.ReadRange(ctx, off, int64(len(dst)))
+	if err != nil {
+		return true, err
+	}
+	s.into.Add(1)
+	copy(dst, b)
+	if s.scribble {
+		dst[len(dst)/2] ^= 1
+	}
+	return true, nil
+}
+
+// Raw chunks fetched from a source that places ranges in the reader's
+// memory land there and are checked in place; coded ones are not asked of
+// it. A chunk that fails its checksum in place is CorruptData when the
+// source's bytes are bad, and InvalidArgument (the caller's race) when
+// they are good and only the reader's memory changed.
+func TestReaderChecksRangesPlacedInItsMemory(t *testing.T) {
+	meta := tensor.Meta{DType: tensor.BFloat16, Shape: []int64{1 << 20}}
+	raw := weights(meta.DType, 1<<20, 5)
+	read := func(f []byte, scribble bool) (*intoSource, []byte, error) {
+		src := &intoSource{source: source{frame: f}, scribble: scribble}
+		r, err := OpenReader(ctx, src, f[:100], int64(len(f)), 200<<10, DefaultLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := make([]byte, len(raw))
+		return src, dst, r.Decode(ctx, dst, nil)
+	}
+	f, err := Encode(meta, raw, "none", Options{ChunkSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, dst, err := read(f, false); err != nil || !bytes.Equal(dst, raw) || src.into.Load() == 0 {
+		t.Fatalf("raw: %v, %d ranges placed", err, src.into.Load())
+	}
+	if _, _, err := read(f, true); !errs.Is(err, errs.InvalidArgument) {
+		t.Fatalf("reader's memory changed: %v, want InvalidArgument", err)
+	}
+	bad := bytes.Clone(f)
+	bad[len(bad)-10] ^= 0x40
+	if _, _, err := read(bad, false); !errs.Is(err, errs.CorruptData) {
+		t.Fatalf("corrupt chunk: %v, want CorruptData", err)
+	}
+	coded, err := Encode(meta, raw, "planes", Options{ChunkSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src, dst, err := read(coded, false); err != nil || !bytes.Equal(dst, raw) || src.into.Load() != 0 {
+		t.Fatalf("coded: %v, %d ranges placed", err, src.into.Load())
 	}
 }

@@ -24,6 +24,8 @@ type Caps struct {
 	Splicer Splicer
 	// Ranges reads part of a frame.
 	Ranges RangeReader
+	// RangesInto reads part of a frame into the caller's memory.
+	RangesInto RangeIntoReader
 	// Recycler takes back the ranges Ranges gave, for later ones.
 	Recycler RangeRecycler
 	// Stream takes a frame in parts. A store that has it and Ranges is

@@ -16,6 +16,16 @@ type RangeReader interface {
 	GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error)
 }
 
+// RangeIntoReader is a store that can receive part of a frame straight
+// into the caller's memory, where a codec-none frame's payload is the
+// tensor's own bytes: a read then copies nothing after the link.
+type RangeIntoReader interface {
+	// GetRangeInto places up to len(dst) bytes of the frame from off in
+	// dst; it returns how many and the frame's total size. Nothing writes
+	// dst once it has returned.
+	GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (n int, size int64, err error)
+}
+
 // RangeRecycler is a RangeReader whose ranges may be handed back once
 // read (decoded, copied out), for the memory of later ones: a reader that
 // would otherwise make garbage of a whole frame per read.

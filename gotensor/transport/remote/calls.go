@@ -36,10 +36,12 @@ type Calls struct {
 }
 
 type call struct {
-	ch   chan *wire.Message
-	op   wire.Op
-	max  uint64 // the most payload a success carries
-	gone bool   // the caller gave up: the response is checked and dropped
+	ch      chan *wire.Message
+	op      wire.Op
+	max     uint64 // the most payload a success carries
+	gone    bool   // the caller gave up: the response is checked and dropped
+	into    []byte // the request's Into
+	filling bool   // its response's payload is being received into into
 }
 
 // Add gives m an id and registers it: its response, or a message whose
@@ -50,7 +52,7 @@ func (cs *Calls) Add(m *wire.Message, ch chan *wire.Message) {
 	}
 	cs.last++
 	m.ID = cs.last
-	cs.m[m.ID] = &call{ch: ch, op: m.Op, max: Receivable(m)}
+	cs.m[m.ID] = &call{ch: ch, op: m.Op, max: Receivable(m), into: m.Into}
 }
 
 // Remove drops call id, whose request was never sent.
@@ -80,15 +82,29 @@ func (cs *Calls) Forget(id uint64) error {
 }
 
 // Admit checks a response's header before its payload of n bytes is
-// read: keep says to read it (false: the caller gave up, drop it); an
-// error is a protocol error, already handed to the call it names, and the
-// connection must end.
-func (cs *Calls) Admit(h *wire.Header, n uint64) (keep bool, err error) {
+// read: keep says to read it (false: the caller gave up, drop it), into
+// is where (the request's Into, when the payload fits it exactly; nil:
+// memory the link chooses); an error is a protocol error, already handed
+// to the call it names, and the connection must end.
+func (cs *Calls) Admit(h *wire.Header, n uint64) (keep bool, into []byte, err error) {
 	c, err := cs.check(h, n)
-	if err != nil {
-		return false, err
+	if err != nil || c.gone {
+		return false, nil, err
 	}
-	return !c.gone, nil
+	if c.into != nil && h.Status == 0 && n == uint64(len(c.into)) {
+		c.filling = true
+		return true, c.into, nil
+	}
+	return true, nil, nil
+}
+
+// Filling says whether call id's response is being received into its
+// request's Into and has not been delivered: a caller that returns before
+// that must first stop the receiving (end the connection and wait for its
+// reader), so that nothing writes its memory afterwards.
+func (cs *Calls) Filling(id uint64) bool {
+	c := cs.m[id]
+	return c != nil && c.filling
 }
 
 // Deliver hands response m, read whole (or its payload dropped), to its

@@ -47,7 +47,7 @@ func TestCallsTakeOnlyWhatWasAsked(t *testing.T) {
 		{wire.Header{Op: wire.OpPing, ID: 5}, 0, false},
 	} {
 		cs, _, _, _, _ := calls4()
-		if _, err := cs.Admit(&tc.h, tc.n); (err == nil) != tc.fits || err != nil && !errs.Is(err, errs.CorruptData) {
+		if _, _, err := cs.Admit(&tc.h, tc.n); (err == nil) != tc.fits || err != nil && !errs.Is(err, errs.CorruptData) {
 			t.Errorf("%s id %d status %d, %d bytes: %v", tc.h.Op, tc.h.ID, tc.h.Status, tc.n, err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestCallsTakeOnlyWhatWasAsked(t *testing.T) {
 	if err := cs.Forget(4); err != nil {
 		t.Fatal(err)
 	}
-	if keep, err := cs.Admit(&wire.Header{Op: wire.OpGet, ID: 4}, 10); keep || err != nil {
+	if keep, _, err := cs.Admit(&wire.Header{Op: wire.OpGet, ID: 4}, 10); keep || err != nil {
 		t.Fatalf("keep %v, %v", keep, err)
 	}
 	if err := cs.Deliver(&wire.Message{Header: wire.Header{Op: wire.OpGet, ID: 4}}); err != nil || len(get) != 0 || len(cs.m) != 0 {

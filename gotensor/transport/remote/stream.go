@@ -30,8 +30,15 @@ func (c *Client) Caps() store.Caps {
 	if l, ok := c.link.(OneSided); !ok || !l.OneSided() {
 		caps.Stream = c
 	}
+	if l, ok := c.link.(ReceivesInto); ok && l.ReceivesInto() {
+		caps.RangesInto = c
+	}
 	return caps
 }
+
+// ReceivesInto is a Link that receives a response's payload into its
+// request's Into (see wire.Message).
+type ReceivesInto interface{ ReceivesInto() bool }
 
 // ranges is the memory ranges of frames are received into, given back by
 // the reader once decoded (RecycleRange), so a large read does not make a
@@ -113,6 +120,32 @@ func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte
 		return nil, 0, err
 	}
 	return m.Payload, int64(m.Arg), nil
+}
+
+// GetRangeInto fetches bytes [off, off+len(dst)) of the frame under key
+// into dst: over a link that ReceivesInto, straight from the socket; a
+// shorter range (the frame ended, or changed) is copied there.
+func (c *Client) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {
+	if off < 0 {
+		return 0, 0, errs.New(errs.InvalidArgument, "range at %d of %d bytes", off, len(dst))
+	}
+	var nb [8]byte
+	binary.LittleEndian.PutUint64(nb[:], uint64(len(dst)))
+	m := &wire.Message{Header: wire.Header{Op: wire.OpGetRange, Arg: uint64(off)}, Key: key, Payload: nb[:]}
+	if l, ok := c.link.(ReceivesInto); ok && l.ReceivesInto() && len(dst) > 0 {
+		m.Into = dst
+	}
+	resp, err := c.do(ctx, m)
+	if err != nil {
+		return 0, 0, err
+	}
+	got := resp.Payload
+	if len(got) > 0 && len(dst) > 0 && &got[0] == &dst[0] {
+		return len(got), int64(resp.Arg), nil
+	}
+	n := copy(dst, got)
+	c.RecycleRange(got)
+	return n, int64(resp.Arg), nil
 }
 
 // PutStream starts a streamed write of key; ctx bounds every part and the

@@ -102,6 +102,7 @@ type conn struct {
 	pmu   sync.Mutex
 	calls remote.Calls // under pmu
 	dead  chan struct{}
+	read  chan struct{} // closed when readLoop has returned
 	err   error
 }
 
@@ -143,7 +144,7 @@ func (l *link) connect() (*conn, error) {
 		return nil, err
 	}
 	l.layout.Store(flags&wire.FlagLayout != 0)
-	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), dead: make(chan struct{})}
+	cc := &conn{c: nc, wmu: make(chan struct{}, 1), w: wire.NewWriter(nc), dead: make(chan struct{}), read: make(chan struct{})}
 	go cc.readLoop()
 	l.conn = cc
 	return cc, nil
@@ -158,18 +159,39 @@ var errGone = errs.New(errs.Timeout, "the caller gave up")
 // (see remote.StreamBuffer).
 func (cc *conn) admit(m *wire.Message, n uint64) ([]byte, error) {
 	cc.pmu.Lock()
-	keep, err := cc.calls.Admit(&m.Header, n)
+	keep, into, err := cc.calls.Admit(&m.Header, n)
 	cc.pmu.Unlock()
 	switch {
 	case err != nil:
 		return nil, &wire.Stop{Err: err}
 	case !keep:
 		return nil, errGone
+	case into != nil:
+		return into, nil
 	}
 	return remote.StreamBuffer(m, n), nil
 }
 
+// errAbandoned ends a connection whose reader was receiving into the
+// memory of a caller that gave up.
+var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived")
+
+// settle runs before call id, whose request had Into, returns without its
+// response: if that response is arriving in the caller's memory, the
+// connection ends and its reader is waited for, so that nothing writes
+// there once the call has returned.
+func (cc *conn) settle(id uint64) {
+	cc.pmu.Lock()
+	filling := cc.calls.Filling(id)
+	cc.pmu.Unlock()
+	if filling {
+		cc.fail(errAbandoned)
+		<-cc.read
+	}
+}
+
 func (cc *conn) readLoop() {
+	defer close(cc.read)
 	defer func() {
 		if r := recover(); r != nil {
 			cc.fail(errs.New(errs.Internal, "panic reading responses: %v", r))
@@ -280,8 +302,15 @@ func (l *link) Do(ctx context.Context, m *wire.Message) (*wire.Message, error) {
 		}
 		return nil, lost()
 	}
-	return remote.Await(ctx, ch, cc.dead, timer.C, within, m.Op, l.addr, lost, func() { cc.forget(m.ID, true) })
+	resp, err := remote.Await(ctx, ch, cc.dead, timer.C, within, m.Op, l.addr, lost, func() { cc.forget(m.ID, true) })
+	if err != nil && m.Into != nil {
+		cc.settle(m.ID)
+	}
+	return resp, err
 }
+
+// ReceivesInto: a request's Into receives its response (see wire.Message).
+func (l *link) ReceivesInto() bool { return true }
 
 // SendsInCall: Do writes the whole request itself, cut short on a
 // cancel, before it waits (see remote.InCall).

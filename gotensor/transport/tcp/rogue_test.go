@@ -248,3 +248,58 @@ func TestTimeoutNamesTheCallsDeadline(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// A range read into the caller's memory (GetRangeInto) lands there
+// straight from the socket; a caller that gives up while it arrives gets
+// its typed error only once nothing can write that memory any more: the
+// rest of the payload, sent after the call returned, must not land in it.
+func TestRangeIntoCallerMemoryStopsWhenTheCallEnds(t *testing.T) {
+	const n = 1 << 20
+	sent := make(chan struct{})
+	node := startRogue(t, func(req *wire.Message, w io.Writer) {
+		h := wire.Header{Op: wire.OpGetRange, ID: req.ID, Arg: 3 * n}
+		header(w, h, n)
+		w.Write(make([]byte, n/2)) // the first half, then a stall
+		<-sent
+		for i := 0; i < 20; i++ { // the rest, after the caller gave up
+			w.Write(bytesOf(0xAB, n/2/20))
+		}
+	})
+	c := dial(t, node.addr, "?timeout=300ms")
+	dst := bytesOf(0x11, n)
+	_, _, err := c.GetRangeInto(ctx, "k", 0, dst)
+	close(sent)
+	if !errs.Is(err, errs.Timeout) && !errs.Is(err, errs.Unavailable) {
+		t.Fatalf("got %v, want Timeout or Unavailable", err)
+	}
+	time.Sleep(100 * time.Millisecond) // time for the rest to arrive, were anything still reading it
+	for i, b := range dst[n/2:] {
+		if b != 0x11 {
+			t.Fatalf("byte %d of the caller's memory was written after the call returned", n/2+i)
+		}
+	}
+
+	// A whole answer lands in dst itself, and a short one is copied there.
+	full := startRogue(t, func(req *wire.Message, w io.Writer) {
+		want := binary.LittleEndian.Uint64(req.Payload)
+		got := min(want, 1000)
+		header(w, wire.Header{Op: wire.OpGetRange, ID: req.ID, Arg: 1000}, got)
+		w.Write(bytesOf(0x5A, int(got)))
+	})
+	c = dial(t, full.addr, "")
+	for _, size := range []int{100, 4000} {
+		dst := make([]byte, size)
+		got, total, err := c.GetRangeInto(ctx, "k", 0, dst)
+		if err != nil || got != min(size, 1000) || total != 1000 || dst[got-1] != 0x5A || got < size && dst[got] != 0 {
+			t.Fatalf("range of %d: %d bytes of %d, %v", size, got, total, err)
+		}
+	}
+}
+
+func bytesOf(v byte, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = v
+	}
+	return b
+}

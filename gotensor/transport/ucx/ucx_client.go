@@ -284,7 +284,7 @@ func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]
 		l.onBadAM(ep, err)
 		return nil, nil, false
 	}
-	keep, err := cc.calls.Admit(&h.Header, n)
+	keep, _, err := cc.calls.Admit(&h.Header, n) // requests here carry no Into (no ReceivesInto)
 	switch {
 	case err != nil:
 		l.fail(cc, err)

@@ -97,6 +97,11 @@ type Message struct {
 	// Lent takes back a payload buffer the store lent, when the store did
 	// not keep it (nil: the buffer is the garbage collector's).
 	Lent func(b []byte)
+	// Into, on a request, is where a link that can (remote.ReceivesInto)
+	// receives a successful response's payload of exactly len(Into) bytes:
+	// a range read straight into the caller's memory. The link writes
+	// nothing there once the call has returned. nil: memory it chooses.
+	Into []byte
 }
 
 // Done releases m's hold on the receiver's budget, once.

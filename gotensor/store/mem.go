@@ -127,9 +127,18 @@ func NewMem(url string, capacity int64) *Mem {
 	}
 	s := &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
 	if capacity > 0 { // idle heap memory may fill what the capacity leaves free
-		s.pool.SetRoom(func() int64 { return capacity - s.used.Load() })
+		s.SetIdleRoom(func(used int64) int64 { return capacity - used })
 	}
 	return s
+}
+
+// SetIdleRoom sets how much idle frame memory a store with a capacity may
+// keep for reuse beyond its pool's bound, given what it holds (used): by
+// default what the capacity leaves free; a node also leaves out what it
+// is receiving. room is called under the pool's lock, perhaps under the
+// store's: it must call neither.
+func (s *Mem) SetIdleRoom(room func(used int64) int64) {
+	s.pool.SetRoom(func() int64 { return room(s.used.Load()) })
 }
 
 // addBytes changes what counts against the capacity; under s.mu.

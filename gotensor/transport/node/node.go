@@ -209,6 +209,9 @@ func Start(o ServeOptions) (*Node, error) {
 		st = store.NewMem("mem://serve", o.Capacity)
 	}
 	n := &Node{store: st, budget: serve.NewBudget(o.Capacity, st)}
+	if m, ok := st.(*store.Mem); ok && o.Capacity > 0 {
+		m.SetIdleRoom(n.budget.IdleRoom)
+	}
 	cfg := serve.Config{Store: st, Token: token, Budget: n.budget, PayloadIdle: o.PayloadIdle, UploadIdle: o.UploadIdle, Logf: o.Logf}
 	web := webConfig{token: token, tls: tlsCfg, logf: o.Logf, errLog: serve.NewLogLimiter(orDiscard(o.Logf), serve.RefusedLogEvery, time.Now)}
 	if o.Metrics != "" {

@@ -5,6 +5,7 @@ package serve
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/internal/pool"
@@ -29,6 +30,7 @@ type Budget struct {
 	parts    *pool.Bytes            // streamed parts' memory, back from their commit
 	mu       sync.Mutex
 	held     int64
+	heldNow  atomic.Int64 // held, read without the lock (IdleRoom)
 }
 
 // Prealloc bounds what an unbounded node allocates ahead of the bytes.
@@ -78,15 +80,26 @@ func (b *Budget) reserve(n uint64, key string) (release func(), err error) {
 		}
 	}
 	b.held += int64(n)
+	b.heldNow.Store(b.held)
 	b.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			b.mu.Lock()
 			b.held -= int64(n)
+			b.heldNow.Store(b.held)
 			b.mu.Unlock()
 		})
 	}, nil
+}
+
+// IdleRoom is how much idle frame memory a store holding used bytes may
+// keep for reuse on this node (see store.Mem.SetIdleRoom): what its
+// capacity leaves free beside the payloads being received and the idle
+// memory of streamed parts, so that the node's memory stays within its
+// capacity, as its heap limit expects.
+func (b *Budget) IdleRoom(used int64) int64 {
+	return b.capacity - used - b.heldNow.Load() - b.parts.Held()
 }
 
 // PartsIdle is the memory of streamed parts kept for the next upload's.

@@ -65,3 +65,34 @@ func TestLentAndLeasedFrames(t *testing.T) {
 		t.Fatalf("%d releases", st.released.Load())
 	}
 }
+
+// On a node, idle frame memory leaves room for the payloads being
+// received: a replaced frame is kept for the next write only while it fits
+// beside what the store holds and what the budget has reserved, so that
+// the node's memory stays within its capacity.
+func TestIdleFramesLeaveRoomForPayloads(t *testing.T) {
+	ctx := context.Background()
+	const mib = 1 << 20
+	st := store.NewMem("mem://", 64*mib)
+	b := NewBudget(64*mib, st)
+	st.SetIdleRoom(b.IdleRoom)
+	kept := func() bool { // a 16 MiB frame replaced: is its memory lent to the next write?
+		a := st.LendFrame(16 * mib)
+		st.Put(ctx, "k", a)
+		st.Put(ctx, "k", make([]byte, 16*mib))
+		next := st.LendFrame(16 * mib)
+		st.ReturnFrame(next)
+		return &next[0] == &a[0]
+	}
+	release, err := b.Reserve(40 * mib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept() {
+		t.Fatal("16 MiB kept idle beside 16 stored and 40 being received in 64")
+	}
+	release()
+	if !kept() {
+		t.Fatal("16 MiB not kept idle beside 16 stored in 64")
+	}
+}

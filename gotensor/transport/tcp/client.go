@@ -104,6 +104,9 @@ type conn struct {
 	dead  chan struct{}
 	read  chan struct{} // closed when readLoop has returned
 	err   error
+
+	fillID uint64        // under pmu: the call whose payload readLoop reads into its Into
+	filled chan struct{} // under pmu: closed when that read ends
 }
 
 func (l *link) connect() (*conn, error) {
@@ -160,6 +163,9 @@ var errGone = errs.New(errs.Timeout, "the caller gave up")
 func (cc *conn) admit(m *wire.Message, n uint64) ([]byte, error) {
 	cc.pmu.Lock()
 	keep, into, err := cc.calls.Admit(&m.Header, n)
+	if into != nil {
+		cc.fillID, cc.filled = m.ID, make(chan struct{})
+	}
 	cc.pmu.Unlock()
 	switch {
 	case err != nil:
@@ -173,18 +179,36 @@ func (cc *conn) admit(m *wire.Message, n uint64) ([]byte, error) {
 }
 
 // errAbandoned ends a connection whose reader was receiving into the
-// memory of a caller that gave up.
-var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived")
+// memory of a caller that gave up, and did not finish within fillGrace.
+var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
+
+// fillGrace is how long a call that gives up waits for the payload already
+// arriving in its memory to end (a 4 MiB piece takes about a millisecond)
+// before it ends the connection instead.
+var fillGrace = 250 * time.Millisecond
 
 // settle runs before call id, whose request had Into, returns without its
-// response: if that response is arriving in the caller's memory, the
-// connection ends and its reader is waited for, so that nothing writes
-// there once the call has returned.
+// response: if that response is arriving in the caller's memory, it waits
+// for the payload to end, or ends the connection and waits for its
+// reader, so that nothing writes there once the call has returned. The
+// connection goes on when the payload ends in time (it is then dropped).
 func (cc *conn) settle(id uint64) {
 	cc.pmu.Lock()
 	filling := cc.calls.Filling(id)
+	var filled chan struct{} // nil (never ready) unless this call's payload is the one being read
+	if filling && cc.fillID == id {
+		filled = cc.filled
+	}
 	cc.pmu.Unlock()
-	if filling {
+	if !filling {
+		return
+	}
+	t := time.NewTimer(fillGrace)
+	defer t.Stop()
+	select {
+	case <-filled:
+	case <-cc.read:
+	case <-t.C:
 		cc.fail(errAbandoned)
 		<-cc.read
 	}
@@ -200,11 +224,15 @@ func (cc *conn) readLoop() {
 	r := wire.NewReader(bufio.NewReaderSize(cc.c, 256<<10))
 	for {
 		m, err := r.Read(wire.DefaultMaxMessage, cc.admit)
-		if err == nil {
-			cc.pmu.Lock()
-			err = cc.calls.Deliver(m)
-			cc.pmu.Unlock()
+		cc.pmu.Lock()
+		if cc.filled != nil { // a payload read into a caller's memory has ended
+			close(cc.filled)
+			cc.filled = nil
 		}
+		if err == nil {
+			err = cc.calls.Deliver(m)
+		}
+		cc.pmu.Unlock()
 		if err != nil {
 			cc.fail(err)
 			return

@@ -279,6 +279,27 @@ func TestRangeIntoCallerMemoryStopsWhenTheCallEnds(t *testing.T) {
 		}
 	}
 
+	// A payload that ends soon after the caller gave up is waited for and
+	// dropped: the connection goes on.
+	var calls atomic.Int32
+	slow := startRogue(t, func(req *wire.Message, w io.Writer) {
+		if calls.Add(1) > 1 {
+			header(w, wire.Header{Op: req.Op, ID: req.ID}, 0)
+			return
+		}
+		header(w, wire.Header{Op: wire.OpGetRange, ID: req.ID, Arg: n}, n)
+		w.Write(make([]byte, n/2))
+		time.Sleep(150 * time.Millisecond) // past the call's deadline, within the grace
+		w.Write(make([]byte, n/2))
+	})
+	c = dial(t, slow.addr, "?timeout=50ms")
+	if _, _, err := c.GetRangeInto(ctx, "k", 0, make([]byte, n)); !errs.Is(err, errs.Timeout) {
+		t.Fatalf("slow range: %v, want Timeout", err)
+	}
+	if err := c.Ping(ctx); err != nil || slow.accepts.Load() != 1 {
+		t.Fatalf("after a payload that ended within the grace: %v, %d connections", err, slow.accepts.Load())
+	}
+
 	// A whole answer lands in dst itself, and a short one is copied there.
 	full := startRogue(t, func(req *wire.Message, w io.Writer) {
 		want := binary.LittleEndian.Uint64(req.Payload)

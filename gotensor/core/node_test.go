@@ -1,6 +1,7 @@
 package core_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -59,5 +60,55 @@ func TestCodecPanicThroughNode(t *testing.T) {
 	}
 	if err := s.ReadTensor(ctx, "p", meta, dst); err != nil || string(dst) != string(raw) {
 		t.Fatalf("the node after the panics: %v", err)
+	}
+}
+
+// Over nodes sharded by key, a codec-none tensor's pieces are read straight
+// into the destination from whichever node holds the key, and a corrupt
+// piece is still CorruptData, never wrong data.
+func TestShardedNodesReadIntoTheDestination(t *testing.T) {
+	var hosts []string
+	for range 2 {
+		nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nd.Shutdown() })
+		hosts = append(hosts, nd.Addr())
+	}
+	s, err := core.Open("tcp://" + hosts[0] + "," + hosts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Frames().Caps().RangesInto == nil {
+		t.Fatal("a sharded tcp store does not read ranges into the destination")
+	}
+	ctx := context.Background()
+	n := int64(12 << 20)
+	meta := tensor.Meta{DType: tensor.Uint8, Shape: []int64{n}}
+	raw := make([]byte, n)
+	for i := range raw {
+		raw[i] = byte(i*7 + i>>12)
+	}
+	for _, key := range []string{"a", "b", "c", "d"} { // both nodes hold some
+		if err := s.WriteTensor(ctx, key, meta, raw, "none"); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, n)
+		if err := s.ReadTensor(ctx, key, meta, got); err != nil || !bytes.Equal(got, raw) {
+			t.Fatalf("%s: %v", key, err)
+		}
+		f, err := s.Frames().Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f[len(f)-100] ^= 0x10 // in the last piece, fetched after the first
+		if err := s.Frames().Put(ctx, key, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReadTensor(ctx, key, meta, got); !errs.Is(err, errs.CorruptData) {
+			t.Fatalf("%s corrupt: %v, want CorruptData", key, err)
+		}
 	}
 }

@@ -101,7 +101,7 @@ func (s *Dir) Caps() Caps {
 func (s *Sharded) Caps() Caps {
 	c := Caps{Splicer: s}
 	if s.Streams() {
-		c.Ranges, c.Stream = s, s
+		c.Ranges, c.RangesInto, c.Stream = s, s, s
 	}
 	return c
 }

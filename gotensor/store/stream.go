@@ -277,6 +277,28 @@ func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byt
 	return ReadRange(ctx, node, key, off, n)
 }
 
+// GetRangeInto reads a range of key's frame from its node into dst: in
+// place where the node receives ranges so, else copied there.
+func (s *Sharded) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {
+	node, err := s.of(key)
+	if err != nil {
+		return 0, 0, err
+	}
+	if l, ok := node.(*lateNode); ok {
+		if node, err = l.get(); err != nil {
+			return 0, 0, err
+		}
+	}
+	if ri := node.Caps().RangesInto; ri != nil {
+		return ri.GetRangeInto(ctx, key, off, dst)
+	}
+	b, size, err := ReadRange(ctx, node, key, off, int64(len(dst)))
+	if err != nil {
+		return 0, 0, err
+	}
+	return copy(dst, b), size, nil
+}
+
 func (s *Sharded) PutStream(ctx context.Context, key string) (PartSink, error) {
 	node, err := s.of(key)
 	if err != nil {

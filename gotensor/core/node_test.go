@@ -32,6 +32,21 @@ func nodeStore(tb testing.TB) *core.Store {
 	return s
 }
 
+// startNodes starts n memory nodes in this process, stopped when tb ends,
+// and returns their host:port addresses.
+func startNodes(tb testing.TB, n int) []string {
+	var hosts []string
+	for range n {
+		nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { nd.Shutdown() })
+		hosts = append(hosts, nd.Addr())
+	}
+	return hosts
+}
+
 // A codec that panics on a large tensor streamed to and from a memory node
 // fails that call with Internal; the process and the node live on.
 func TestCodecPanicThroughNode(t *testing.T) {
@@ -67,15 +82,7 @@ func TestCodecPanicThroughNode(t *testing.T) {
 // into the destination from whichever node holds the key, and a corrupt
 // piece is still CorruptData, never wrong data.
 func TestShardedNodesReadIntoTheDestination(t *testing.T) {
-	var hosts []string
-	for range 2 {
-		nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nd.Shutdown() })
-		hosts = append(hosts, nd.Addr())
-	}
+	hosts := startNodes(t, 2)
 	s, err := core.Open("tcp://" + hosts[0] + "," + hosts[1])
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/frame"
 	"github.com/gotensor/gotensor/gotensor/tensor"
-	"github.com/gotensor/gotensor/gotensor/transport/node"
 	"github.com/gotensor/gotensor/gotensor/transport/redis/redistest"
 )
 
@@ -22,16 +21,8 @@ func rowStores(t *testing.T) []*core.Store {
 	t.Helper()
 	var urls []string
 	urls = append(urls, "mem://", "file://"+t.TempDir())
-	var nodes []string
-	for range 2 {
-		nd, err := node.Start(node.ServeOptions{Listen: "127.0.0.1:0"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { nd.Shutdown() })
-		nodes = append(nodes, nd.URL())
-	}
-	urls = append(urls, nodes[0], nodes[0]+","+nodes[1][len("tcp://"):])
+	nodes := startNodes(t, 2)
+	urls = append(urls, "tcp://"+nodes[0], "tcp://"+nodes[0]+","+nodes[1])
 	if redistest.Available(t) { // a Redis server and cluster, in pieces of 64 KiB so that frames are split
 		srv := redistest.Start(t)
 		c := redistest.StartCluster(t, 3, 0)

@@ -61,14 +61,27 @@ func TestMemReusesFramesAfterLeases(t *testing.T) {
 	}
 }
 
-// A bounded store keeps idle memory for reuse only within what its
-// capacity leaves free: a replaced frame's memory goes to the next write
-// while the store has room for both (beyond the eighth of the capacity
-// an unbounded store's pool is held to), and is let go as soon as the
-// frames stored and a new one need that room.
-func TestMemIdleMemoryFitsTheCapacity(t *testing.T) {
+// A bounded store keeps at most an eighth of its capacity for reuse.
+func TestMemPoolBoundedByCapacity(t *testing.T) {
 	ctx := context.Background()
 	s := NewMem("mem://", 8<<20)
+	for range 4 {
+		s.Put(ctx, "k", make([]byte, 2<<20))
+	}
+	if held := s.pool.Held(); held > 1<<20 {
+		t.Fatalf("pool holds %d bytes of a 8 MiB store", held)
+	}
+}
+
+// With an idle room (a node's), a store keeps idle memory for reuse
+// within what its capacity leaves free: a replaced frame's memory goes to
+// the next write while the store has room for both (beyond the eighth of
+// the capacity it keeps otherwise), and is let go as soon as the frames
+// stored and a new one need that room.
+func TestMemIdleMemoryFitsTheRoom(t *testing.T) {
+	ctx := context.Background()
+	s := NewMem("mem://", 8<<20)
+	s.SetIdleRoom(func(used int64) int64 { return 8<<20 - used })
 	for range 4 {
 		s.Put(ctx, "k", make([]byte, 2<<20))
 		if held := s.pool.Held(); held+s.Used() > 8<<20 {

@@ -125,18 +125,17 @@ func NewMem(url string, capacity int64) *Mem {
 	if capacity > 0 {
 		bound = min(bound, capacity/8)
 	}
-	s := &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
-	if capacity > 0 { // idle heap memory may fill what the capacity leaves free
-		s.SetIdleRoom(func(used int64) int64 { return capacity - used })
-	}
-	return s
+	return &Mem{url: url, capacity: capacity, m: map[string]*memFrame{}, pool: pool.NewBytes(bound, 4), views: memViews{bound: bound}}
 }
 
-// SetIdleRoom sets how much idle frame memory a store with a capacity may
-// keep for reuse beyond its pool's bound, given what it holds (used): by
-// default what the capacity leaves free; a node also leaves out what it
-// is receiving. room is called under the pool's lock, perhaps under the
-// store's: it must call neither.
+// SetIdleRoom lets the store keep idle frame memory for reuse beyond its
+// pool's bound, up to room(used), given what it holds: a memory node, a
+// process that exists to hold its capacity, keeps what that capacity
+// leaves free (less what it is receiving), so that a replaced large
+// tensor's memory takes the next version instead of fresh pages (an
+// embedded store keeps its bound: a program's memory goes back once its
+// tensors are deleted). room is called under the pool's lock, perhaps
+// under the store's: it must call neither.
 func (s *Mem) SetIdleRoom(room func(used int64) int64) {
 	s.pool.SetRoom(func() int64 { return room(s.used.Load()) })
 }

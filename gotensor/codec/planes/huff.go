@@ -11,7 +11,9 @@ import (
 // writes (zstd's HUF_decompress4X2): one lookup of tableLog bits yields
 // one or two symbols, where huff0's decoder yields one. Planes' top plane
 // (exponent and mantissa bits, table log 11) has short codes enough that
-// most lookups give two. Same stream format, read by either decoder.
+// most lookups give two; an exponent plane's, enough that most give three,
+// and its table (triple) holds three. Same stream format, read by either
+// decoder.
 
 const (
 	huffLogMax  = 11 // huff0's (and zstd's) largest table log
@@ -32,7 +34,23 @@ type huffX2 struct {
 	double  [1 << huffLogMax]uint32
 	second  [1 << huffLogMax]uint32 // readTable's second symbols by first length
 	fse     fse.Scratch
+
+	// triple is the table where lookups give three symbols often enough
+	// (huffMinTriples): triple[i] is the bits used | their count<<8 | the
+	// symbols<<16 (the first in bits 16-23); three says it is the one
+	// built, in place of double.
+	triple [1 << huffLogMax]uint64
+	three  bool
+	tails  [1 << huffLogMax]uint64 // readTable's second and third symbols by first length
 }
+
+// huffMinTriples is the share of a table's entries (of 2048) that must
+// give three symbols for the block to be decoded with triple rather than
+// double: a lookup costs the same in either (one more load, no more
+// instructions), so any sizeable share pays; bfloat16's and float32's top
+// planes (exponents, under 3 bits a code) give three in most entries,
+// float16's (exponent and mantissa bits, about 6) in few.
+const huffMinTriples = 2048 / 4
 
 // huffMinPairs is the share of a table's entries (of 2048) that must give
 // two symbols for planes to decode a block with huffX2 rather than huff0:
@@ -115,6 +133,7 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 	}
 	t.log = log
 	pairs := huffPairSlots(&rank, log) >= minPairs
+	t.three = pairs && huffTripleSlots(&rank, log) >= huffMinTriples
 	var next uint32 // each weight's first entry, weights ascending (huff0's canonical order)
 	for w := 1; w <= int(log); w++ {
 		next, rank[w] = next+rank[w]<<(w-1), next
@@ -135,6 +154,12 @@ func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
 	}
 	if !pairs {
 		return in, false, nil
+	}
+	if t.three {
+		if !t.buildTriple(lens) { // the weights' checks leave no code of 0 or more than 11 bits
+			return nil, false, corrupt("planes: huffman table with a code out of range")
+		}
+		return in, true, nil
 	}
 	// A code of l bits spans 2^(11-l) entries, whose other bits start the
 	// next code: the same second symbols after every first one of that
@@ -184,6 +209,74 @@ func huffPairSlots(count *[16]uint32, log uint8) int {
 		}
 	}
 	return slots
+}
+
+// huffTripleSlots is how many of the 2048 entries give three symbols, from
+// the count of codes of each weight as for huffPairSlots: a first code of
+// l bits and a second of m span 2^(11-l-m) entries, of which the codes of
+// o <= 11-l-m bits take fits[11-l-m].
+func huffTripleSlots(count *[16]uint32, log uint8) int {
+	var n [huffLogMax + 1]int // codes by length
+	for w := 1; w <= int(log); w++ {
+		n[int(log)+1-w] = int(count[w])
+	}
+	var fits [huffLogMax + 1]int // fits[k]: entries of a k-bit window whose first code fits in it
+	for k := 1; k <= huffLogMax; k++ {
+		for o := 1; o <= k; o++ {
+			fits[k] += n[o] << (k - o)
+		}
+	}
+	slots := 0
+	for l := 1; l <= huffLogMax; l++ {
+		for m := 1; l+m < huffLogMax; m++ {
+			slots += n[l] * n[m] * fits[huffLogMax-l-m]
+		}
+	}
+	return slots
+}
+
+// buildTriple fills triple from single, for a table whose code lengths
+// present are the bits of lens: as double is built, the entries of a
+// first code of l bits share their tails (the second and third symbols
+// the other 11-l bits hold), worked out once per length present.
+func (t *huffX2) buildTriple(lens uint32) bool {
+	for l := uint32(1); l <= huffLogMax; l++ {
+		if lens&(1<<l) == 0 {
+			continue
+		}
+		w := huffLogMax - l // the bits after the first code
+		tail := t.tails[1<<huffLogMax-1<<(w+1):][:1<<w]
+		for j := range tail {
+			s2 := t.single[j<<l]
+			l2 := uint32(s2 & 0xff)
+			if l2 > w {
+				tail[j] = 0
+				continue
+			}
+			e := uint64(l2) | 1<<8 | uint64(s2>>8)<<24
+			if rest := w - l2; rest > 0 {
+				s3 := t.single[(j<<(l+l2))&(1<<huffLogMax-1)]
+				if l3 := uint32(s3 & 0xff); l3 <= rest {
+					e += uint64(l3) | 1<<8 | uint64(s3>>8)<<32
+				}
+			}
+			tail[j] = e
+		}
+	}
+	for i := 0; i < len(t.triple); {
+		s1 := t.single[i]
+		l := uint32(s1 & 0xff)
+		if l == 0 || l > huffLogMax {
+			return false
+		}
+		base := uint64(l) | 1<<8 | uint64(s1>>8)<<16
+		tail := t.tails[1<<huffLogMax-1<<(huffLogMax+1-l):][:1<<(huffLogMax-l)]
+		for j, e := range tail {
+			t.triple[i+j] = base + e
+		}
+		i += len(tail)
+	}
+	return true
 }
 
 // huffStream is one stream's backward bit reader: the 8 bytes ending at
@@ -250,7 +343,12 @@ func (t *huffX2) decode4X(dst, src []byte) error {
 		for s.op < s.end {
 			s.reload(src)
 			idx := (s.c << s.used) >> (64 - huffLogMax)
-			if s.end-s.op >= 2 {
+			if t.three && s.end-s.op >= 4 {
+				e := t.triple[idx&(1<<huffLogMax-1)]
+				binary.LittleEndian.PutUint32(dst[s.op:], uint32(e>>16))
+				s.op += int(e >> 8 & 0xff)
+				s.used += uint(e & 0xff)
+			} else if !t.three && s.end-s.op >= 2 {
 				e := t.double[idx&(1<<huffLogMax-1)]
 				binary.LittleEndian.PutUint16(dst[s.op:], uint16(e>>8))
 				s.op += int(e >> 24)
@@ -293,16 +391,20 @@ func (t *huffX2) fast4(dst, src []byte, st *[4]huffStream) {
 	for i := range hot {
 		hot[i] = huffHot{used: st[i].used, off: st[i].off, op: st[i].op}
 	}
-	tb := &t.double
+	room := t.roundRoom()
 	for {
 		k := 1 << 30
 		for i := range hot {
-			k = min(k, (st[i].end-hot[i].op)/10, huffRounds(hot[i].off, hot[i].used))
+			k = min(k, (st[i].end-hot[i].op)/room, huffRounds(hot[i].off, hot[i].used))
 		}
 		if k <= 0 {
 			break
 		}
-		huffRounds4(&hot, tb, src, dst, k)
+		if t.three {
+			huffRounds4X3(&hot, &t.triple, src, dst, k)
+		} else {
+			huffRounds4(&hot, &t.double, src, dst, k)
+		}
 	}
 	for i := range hot {
 		st[i].used, st[i].off, st[i].op = hot[i].used, hot[i].off, hot[i].op
@@ -313,12 +415,17 @@ func (t *huffX2) fast4(dst, src []byte, st *[4]huffStream) {
 // window: the streams fast4 left behind when the first ran short.
 func (t *huffX2) fast1(dst, src []byte, s *huffStream) {
 	h := huffHot{used: s.used, off: s.off, op: s.op}
+	room := t.roundRoom()
 	for {
-		k := min((s.end-h.op)/10, huffRounds(h.off, h.used))
+		k := min((s.end-h.op)/room, huffRounds(h.off, h.used))
 		if k <= 0 {
 			break
 		}
-		huffRounds1(&h, &t.double, src, dst, k)
+		if t.three {
+			huffRounds1X3(&h, &t.triple, src, dst, k)
+		} else {
+			huffRounds1(&h, &t.double, src, dst, k)
+		}
 	}
 	s.used, s.off, s.op = h.used, h.off, h.op
 }
@@ -342,6 +449,46 @@ func (h *huffHot) round(tb *[1 << huffLogMax]uint32, src, dst []byte) {
 		h.v <<= e & 63
 	}
 	h.used = uint(bits.TrailingZeros64(h.v))
+}
+
+// roundRoom is the output a round may write: 5 lookups' symbols, and the
+// bytes past them the last lookup's store covers (double stores 2 bytes,
+// triple 4).
+func (t *huffX2) roundRoom() int {
+	if t.three {
+		return 16
+	}
+	return 10
+}
+
+// round3 is round with the triple table.
+func (h *huffHot) round3(tb *[1 << huffLogMax]uint64, src, dst []byte) {
+	h.off -= int(h.used >> 3)
+	h.used &= 7
+	h.v = (binary.LittleEndian.Uint64(src[h.off-8:]) | 1) << h.used
+	for range 5 {
+		e := tb[h.v>>(64-huffLogMax)]
+		binary.LittleEndian.PutUint32(dst[h.op:], uint32(e>>16))
+		h.op += int(e >> 8 & 0xff)
+		h.v <<= e & 63
+	}
+	h.used = uint(bits.TrailingZeros64(h.v))
+}
+
+// huffRounds4X3Go is huffRounds4Go with the triple table.
+func huffRounds4X3Go(hot *[4]huffHot, tb *[1 << huffLogMax]uint64, src, dst []byte, k int) {
+	for ; k > 0; k-- {
+		for i := range hot {
+			hot[i].round3(tb, src, dst)
+		}
+	}
+}
+
+// huffRounds1X3Go is huffRounds1Go with the triple table.
+func huffRounds1X3Go(h *huffHot, tb *[1 << huffLogMax]uint64, src, dst []byte, k int) {
+	for ; k > 0; k-- {
+		h.round3(tb, src, dst)
+	}
 }
 
 // huffRounds4Go runs k of fast4's rounds: the Go twin of the amd64

@@ -40,6 +40,30 @@ var huffRounds1 = func(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst []byte,
 //go:noescape
 func huffRounds1BMI2(h *huffHot, tb *[1 << huffLogMax]uint32, src, dst *byte, k int)
 
+// huffRounds4X3 is huffRounds4 with the triple table.
+var huffRounds4X3 = func(hot *[4]huffHot, tb *[1 << huffLogMax]uint64, src, dst []byte, k int) {
+	if !huffFast {
+		huffRounds4X3Go(hot, tb, src, dst, k)
+		return
+	}
+	huffRounds4X3BMI2(hot, tb, &src[0], &dst[0], k)
+}
+
+//go:noescape
+func huffRounds4X3BMI2(hot *[4]huffHot, tb *[1 << huffLogMax]uint64, src, dst *byte, k int)
+
+// huffRounds1X3 is huffRounds1 with the triple table.
+var huffRounds1X3 = func(h *huffHot, tb *[1 << huffLogMax]uint64, src, dst []byte, k int) {
+	if !huffFast {
+		huffRounds1X3Go(h, tb, src, dst, k)
+		return
+	}
+	huffRounds1X3BMI2(h, tb, &src[0], &dst[0], k)
+}
+
+//go:noescape
+func huffRounds1X3BMI2(h *huffHot, tb *[1 << huffLogMax]uint64, src, dst *byte, k int)
+
 func init() {
 	kernels.Register("planes.bmi2", &huffFast)
 }

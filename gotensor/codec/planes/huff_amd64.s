@@ -158,3 +158,111 @@ loop1:
 	DECQ R10
 	JNZ  loop1
 	RET
+
+// The triple table's rounds (huffRounds4X3Go and huffRounds1X3Go are their
+// Go twins): 8-byte entries, bits used | count<<8 | up to three
+// symbols<<16; a lookup stores 4 bytes (the symbols and one past them,
+// which later lookups overwrite) and advances by the count.
+
+// LOOKUP4X3(v, op): LOOKUP4 with the triple table.
+#define LOOKUP4X3(v, op) \
+	SHRXQ   R14, v, AX \
+	MOVQ    (SI)(AX*8), DX \
+	SHLXQ   DX, v, v \
+	MOVL    2(SI)(AX*8), CX \
+	MOVL    CX, (op) \
+	MOVBQZX 1(SI)(AX*8), DX \
+	ADDQ    DX, op
+
+// LOOKUPX3: LOOKUP with the triple table.
+#define LOOKUPX3 \
+	SHRXQ   R14, BX, AX \
+	MOVQ    (SI)(AX*8), DX \
+	SHLXQ   DX, BX, BX \
+	MOVL    2(SI)(AX*8), CX \
+	MOVL    CX, (R9)(R13*1) \
+	MOVBQZX 1(SI)(AX*8), DX \
+	ADDQ    DX, R13
+
+// STREAMX3(o): STREAM with the triple table.
+#define STREAMX3(o) \
+	MOVQ  o+8(DI), CX \
+	MOVQ  o+16(DI), R11 \
+	MOVQ  CX, AX \
+	SHRQ  $3, AX \
+	SUBQ  AX, R11 \
+	ANDQ  $7, CX \
+	MOVQ  -8(R8)(R11*1), BX \
+	ORQ   $1, BX \
+	SHLXQ CX, BX, BX \
+	MOVQ  o+24(DI), R13 \
+	LOOKUPX3 \
+	LOOKUPX3 \
+	LOOKUPX3 \
+	LOOKUPX3 \
+	LOOKUPX3 \
+	TZCNTQ BX, R12 \
+	MOVQ  R12, o+8(DI) \
+	MOVQ  R11, o+16(DI) \
+	MOVQ  R13, o+24(DI)
+
+// func huffRounds4X3BMI2(hot *[4]huffHot, tb *[2048]uint64, src, dst *byte, k int)
+TEXT ·huffRounds4X3BMI2(SB), NOSPLIT, $32-40
+	MOVQ hot+0(FP), AX
+	ENTER4(0, R8, R12, 0)
+	ENTER4(32, R9, R13, 8)
+	ENTER4(64, R10, DI, 16)
+	ENTER4(96, R11, BX, 24)
+	MOVQ tb+8(FP), SI
+	MOVQ k+32(FP), R15
+	MOVQ $53, R14
+
+loopx3:
+	RELOAD4(R8, 0)
+	RELOAD4(R9, 8)
+	RELOAD4(R10, 16)
+	RELOAD4(R11, 24)
+	LOOKUP4X3(R8, R12)
+	LOOKUP4X3(R9, R13)
+	LOOKUP4X3(R10, DI)
+	LOOKUP4X3(R11, BX)
+	LOOKUP4X3(R8, R12)
+	LOOKUP4X3(R9, R13)
+	LOOKUP4X3(R10, DI)
+	LOOKUP4X3(R11, BX)
+	LOOKUP4X3(R8, R12)
+	LOOKUP4X3(R9, R13)
+	LOOKUP4X3(R10, DI)
+	LOOKUP4X3(R11, BX)
+	LOOKUP4X3(R8, R12)
+	LOOKUP4X3(R9, R13)
+	LOOKUP4X3(R10, DI)
+	LOOKUP4X3(R11, BX)
+	LOOKUP4X3(R8, R12)
+	LOOKUP4X3(R9, R13)
+	LOOKUP4X3(R10, DI)
+	LOOKUP4X3(R11, BX)
+	DECQ R15
+	JNZ  loopx3
+
+	MOVQ hot+0(FP), AX
+	LEAVE4(0, R8, R12, 0)
+	LEAVE4(32, R9, R13, 8)
+	LEAVE4(64, R10, DI, 16)
+	LEAVE4(96, R11, BX, 24)
+	RET
+
+// func huffRounds1X3BMI2(h *huffHot, tb *[2048]uint64, src, dst *byte, k int)
+TEXT ·huffRounds1X3BMI2(SB), NOSPLIT, $0-40
+	MOVQ h+0(FP), DI
+	MOVQ tb+8(FP), SI
+	MOVQ src+16(FP), R8
+	MOVQ dst+24(FP), R9
+	MOVQ k+32(FP), R10
+	MOVQ $53, R14
+
+loop1x3:
+	STREAMX3(0)
+	DECQ R10
+	JNZ  loop1x3
+	RET

@@ -7,8 +7,10 @@ package planes
 var huffFast = false
 
 var (
-	huffRounds4 = huffRounds4Go
-	huffRounds1 = huffRounds1Go
+	huffRounds4   = huffRounds4Go
+	huffRounds1   = huffRounds1Go
+	huffRounds4X3 = huffRounds4X3Go
+	huffRounds1X3 = huffRounds1X3Go
 )
 
 func huffRounds2(a, b *huffBits, vals *[256]uint16, lens *[256]uint8, blk []byte, k int) {

@@ -188,3 +188,21 @@ func TestHuffBitsLayout(t *testing.T) {
 		t.Fatalf("huffBits' fields moved: the assembly reads Acc, N, Pos and p at 0, 8, 16 and 48")
 	}
 }
+
+// The four-table histogram counts what a plain loop counts, whatever the
+// length (its tail past the last whole 8 bytes included).
+func TestHistogramCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	var h huffEnc
+	for _, n := range []int{0, 1, 7, 8, 9, 255, 4096, 65536 - 3} {
+		blk := skewed(r, n, 40, 0.3)
+		var want [256]uint32
+		for _, v := range blk {
+			want[v]++
+		}
+		h.histogram(blk)
+		if h.count != want {
+			t.Fatalf("%d bytes: counts differ", n)
+		}
+	}
+}

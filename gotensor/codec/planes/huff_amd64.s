@@ -22,8 +22,9 @@
 	SHRL  $24, AX \
 	ADDQ  AX, R13
 
-// STREAM(o): one stream's turn, its huffHot at o(DI): a reload, 5 lookups.
-#define STREAM(o) \
+// STREAM(o, L): one stream's turn, its huffHot at o(DI): a reload, 5
+// lookups with lookup macro L (LOOKUP, or LOOKUPX3 for the triple table).
+#define STREAM(o, L) \
 	MOVQ  o+8(DI), CX \
 	MOVQ  o+16(DI), R11 \
 	MOVQ  CX, AX \
@@ -34,15 +35,24 @@
 	ORQ   $1, BX \
 	SHLXQ CX, BX, BX \
 	MOVQ  o+24(DI), R13 \
-	LOOKUP \
-	LOOKUP \
-	LOOKUP \
-	LOOKUP \
-	LOOKUP \
+	L \
+	L \
+	L \
+	L \
+	L \
 	TZCNTQ BX, R12 \
 	MOVQ  R12, o+8(DI) \
 	MOVQ  R11, o+16(DI) \
 	MOVQ  R13, o+24(DI)
+
+// ENTER1: huffRounds1's arguments into STREAM's registers.
+#define ENTER1 \
+	MOVQ h+0(FP), DI \
+	MOVQ tb+8(FP), SI \
+	MOVQ src+16(FP), R8 \
+	MOVQ dst+24(FP), R9 \
+	MOVQ k+32(FP), R10 \
+	MOVQ $53, R14
 
 // The four streams of huffRounds4BMI2 stay in registers, their lookups
 // interleaved (four independent chains for the CPU to overlap): windows
@@ -98,63 +108,76 @@
 	SUBQ dst+24(FP), op \
 	MOVQ op, o+24(AX)
 
-// func huffRounds4BMI2(hot *[4]huffHot, tb *[2048]uint32, src, dst *byte, k int)
-TEXT ·huffRounds4BMI2(SB), NOSPLIT, $32-40
-	MOVQ hot+0(FP), AX
-	ENTER4(0, R8, R12, 0)
-	ENTER4(32, R9, R13, 8)
-	ENTER4(64, R10, DI, 16)
-	ENTER4(96, R11, BX, 24)
-	MOVQ tb+8(FP), SI
-	MOVQ k+32(FP), R15
+// ENTER4ALL: the four streams' huffHot into registers; the table in SI,
+// the rounds in R15, the index shift in R14.
+#define ENTER4ALL \
+	MOVQ hot+0(FP), AX \
+	ENTER4(0, R8, R12, 0) \
+	ENTER4(32, R9, R13, 8) \
+	ENTER4(64, R10, DI, 16) \
+	ENTER4(96, R11, BX, 24) \
+	MOVQ tb+8(FP), SI \
+	MOVQ k+32(FP), R15 \
 	MOVQ $53, R14
 
-loop:
-	RELOAD4(R8, 0)
-	RELOAD4(R9, 8)
-	RELOAD4(R10, 16)
+// RELOAD4ALL: a round's reload of each stream.
+#define RELOAD4ALL \
+	RELOAD4(R8, 0) \
+	RELOAD4(R9, 8) \
+	RELOAD4(R10, 16) \
 	RELOAD4(R11, 24)
-	LOOKUP4(R8, R12)
-	LOOKUP4(R9, R13)
-	LOOKUP4(R10, DI)
-	LOOKUP4(R11, BX)
-	LOOKUP4(R8, R12)
-	LOOKUP4(R9, R13)
-	LOOKUP4(R10, DI)
-	LOOKUP4(R11, BX)
-	LOOKUP4(R8, R12)
-	LOOKUP4(R9, R13)
-	LOOKUP4(R10, DI)
-	LOOKUP4(R11, BX)
-	LOOKUP4(R8, R12)
-	LOOKUP4(R9, R13)
-	LOOKUP4(R10, DI)
-	LOOKUP4(R11, BX)
-	LOOKUP4(R8, R12)
-	LOOKUP4(R9, R13)
-	LOOKUP4(R10, DI)
-	LOOKUP4(R11, BX)
+
+// LOOKUPS4(L): a round's 5 lookups of each stream with lookup macro L,
+// the streams in turns.
+#define LOOKUPS4(L) \
+	L(R8, R12) \
+	L(R9, R13) \
+	L(R10, DI) \
+	L(R11, BX) \
+	L(R8, R12) \
+	L(R9, R13) \
+	L(R10, DI) \
+	L(R11, BX) \
+	L(R8, R12) \
+	L(R9, R13) \
+	L(R10, DI) \
+	L(R11, BX) \
+	L(R8, R12) \
+	L(R9, R13) \
+	L(R10, DI) \
+	L(R11, BX) \
+	L(R8, R12) \
+	L(R9, R13) \
+	L(R10, DI) \
+	L(R11, BX)
+
+// LEAVE4ALL: the registers back into the four huffHots.
+#define LEAVE4ALL \
+	MOVQ hot+0(FP), AX \
+	LEAVE4(0, R8, R12, 0) \
+	LEAVE4(32, R9, R13, 8) \
+	LEAVE4(64, R10, DI, 16) \
+	LEAVE4(96, R11, BX, 24)
+
+// func huffRounds4BMI2(hot *[4]huffHot, tb *[2048]uint32, src, dst *byte, k int)
+TEXT ·huffRounds4BMI2(SB), NOSPLIT, $32-40
+	ENTER4ALL
+
+loop:
+	RELOAD4ALL
+	LOOKUPS4(LOOKUP4)
 	DECQ R15
 	JNZ  loop
 
-	MOVQ hot+0(FP), AX
-	LEAVE4(0, R8, R12, 0)
-	LEAVE4(32, R9, R13, 8)
-	LEAVE4(64, R10, DI, 16)
-	LEAVE4(96, R11, BX, 24)
+	LEAVE4ALL
 	RET
 
 // func huffRounds1BMI2(h *huffHot, tb *[2048]uint32, src, dst *byte, k int)
 TEXT ·huffRounds1BMI2(SB), NOSPLIT, $0-40
-	MOVQ h+0(FP), DI
-	MOVQ tb+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ dst+24(FP), R9
-	MOVQ k+32(FP), R10
-	MOVQ $53, R14
+	ENTER1
 
 loop1:
-	STREAM(0)
+	STREAM(0, LOOKUP)
 	DECQ R10
 	JNZ  loop1
 	RET
@@ -184,85 +207,25 @@ loop1:
 	MOVBQZX 1(SI)(AX*8), DX \
 	ADDQ    DX, R13
 
-// STREAMX3(o): STREAM with the triple table.
-#define STREAMX3(o) \
-	MOVQ  o+8(DI), CX \
-	MOVQ  o+16(DI), R11 \
-	MOVQ  CX, AX \
-	SHRQ  $3, AX \
-	SUBQ  AX, R11 \
-	ANDQ  $7, CX \
-	MOVQ  -8(R8)(R11*1), BX \
-	ORQ   $1, BX \
-	SHLXQ CX, BX, BX \
-	MOVQ  o+24(DI), R13 \
-	LOOKUPX3 \
-	LOOKUPX3 \
-	LOOKUPX3 \
-	LOOKUPX3 \
-	LOOKUPX3 \
-	TZCNTQ BX, R12 \
-	MOVQ  R12, o+8(DI) \
-	MOVQ  R11, o+16(DI) \
-	MOVQ  R13, o+24(DI)
-
 // func huffRounds4X3BMI2(hot *[4]huffHot, tb *[2048]uint64, src, dst *byte, k int)
 TEXT ·huffRounds4X3BMI2(SB), NOSPLIT, $32-40
-	MOVQ hot+0(FP), AX
-	ENTER4(0, R8, R12, 0)
-	ENTER4(32, R9, R13, 8)
-	ENTER4(64, R10, DI, 16)
-	ENTER4(96, R11, BX, 24)
-	MOVQ tb+8(FP), SI
-	MOVQ k+32(FP), R15
-	MOVQ $53, R14
+	ENTER4ALL
 
-loopx3:
-	RELOAD4(R8, 0)
-	RELOAD4(R9, 8)
-	RELOAD4(R10, 16)
-	RELOAD4(R11, 24)
-	LOOKUP4X3(R8, R12)
-	LOOKUP4X3(R9, R13)
-	LOOKUP4X3(R10, DI)
-	LOOKUP4X3(R11, BX)
-	LOOKUP4X3(R8, R12)
-	LOOKUP4X3(R9, R13)
-	LOOKUP4X3(R10, DI)
-	LOOKUP4X3(R11, BX)
-	LOOKUP4X3(R8, R12)
-	LOOKUP4X3(R9, R13)
-	LOOKUP4X3(R10, DI)
-	LOOKUP4X3(R11, BX)
-	LOOKUP4X3(R8, R12)
-	LOOKUP4X3(R9, R13)
-	LOOKUP4X3(R10, DI)
-	LOOKUP4X3(R11, BX)
-	LOOKUP4X3(R8, R12)
-	LOOKUP4X3(R9, R13)
-	LOOKUP4X3(R10, DI)
-	LOOKUP4X3(R11, BX)
+loop:
+	RELOAD4ALL
+	LOOKUPS4(LOOKUP4X3)
 	DECQ R15
-	JNZ  loopx3
+	JNZ  loop
 
-	MOVQ hot+0(FP), AX
-	LEAVE4(0, R8, R12, 0)
-	LEAVE4(32, R9, R13, 8)
-	LEAVE4(64, R10, DI, 16)
-	LEAVE4(96, R11, BX, 24)
+	LEAVE4ALL
 	RET
 
 // func huffRounds1X3BMI2(h *huffHot, tb *[2048]uint64, src, dst *byte, k int)
 TEXT ·huffRounds1X3BMI2(SB), NOSPLIT, $0-40
-	MOVQ h+0(FP), DI
-	MOVQ tb+8(FP), SI
-	MOVQ src+16(FP), R8
-	MOVQ dst+24(FP), R9
-	MOVQ k+32(FP), R10
-	MOVQ $53, R14
+	ENTER1
 
 loop1x3:
-	STREAMX3(0)
+	STREAM(0, LOOKUPX3)
 	DECQ R10
 	JNZ  loop1x3
 	RET

@@ -308,54 +308,11 @@ func BenchmarkPlanesDecodeX2(b *testing.B) {
 	}
 }
 
-// huffPairSlots, which picks the decoder before any table is built, counts
-// the built table's two-symbol entries.
-func TestHuffPairSlots(t *testing.T) {
-	r := rand.New(rand.NewPCG(13, 14))
-	for _, size := range []int{2, 5, 30, 256} {
-		for _, p := range []float64{0.05, 0.3, 0.7} {
-			for tl := 5; tl <= 11; tl++ {
-				enc := huff4X(skewed(r, 5000, size, p), tl)
-				if enc == nil {
-					continue
-				}
-				var x2 huffX2
-				if _, _, err := x2.readTable(enc, 0); err != nil {
-					t.Fatal(err)
-				}
-				pairs := 0
-				if x2.three {
-					for _, e := range x2.triple {
-						if e>>8&0xff >= 2 {
-							pairs++
-						}
-					}
-				} else {
-					for _, e := range x2.double {
-						if e>>24 == 2 {
-							pairs++
-						}
-					}
-				}
-				var again huffX2
-				if _, built, _ := again.readTable(enc, pairs); !built {
-					t.Fatalf("%d pairs counted, huffPairSlots says fewer", pairs)
-				}
-				if _, built, _ := again.readTable(enc, pairs+1); built {
-					t.Fatalf("%d pairs counted, huffPairSlots says more", pairs)
-				}
-			}
-		}
-	}
-}
-
-// huffTripleSlots, which picks the triple table before any table is built,
-// counts the 11-bit windows whose first three codes fit in them (decoded
-// one code at a time with the single-symbol table); where the triple
-// table is built, its entries say the same.
-func TestHuffTripleSlots(t *testing.T) {
-	r := rand.New(rand.NewPCG(15, 16))
-	built := 0
+// eachTable calls f with the header of a 4X block huff0 writes and its
+// table as planes reads it, for skewed blocks of many alphabet sizes,
+// skews and table logs (the same ones for every seed).
+func eachTable(t *testing.T, seed uint64, f func(enc []byte, x2 *huffX2)) {
+	r := rand.New(rand.NewPCG(seed, seed+1))
 	for _, size := range []int{2, 5, 30, 256} {
 		for _, p := range []float64{0.05, 0.3, 0.7, 0.9} {
 			for tl := 5; tl <= 11; tl++ {
@@ -367,42 +324,81 @@ func TestHuffTripleSlots(t *testing.T) {
 				if _, _, err := x2.readTable(enc, 0); err != nil {
 					t.Fatal(err)
 				}
-				var count [16]uint32 // codes by weight, as readTable's rank
-				want := 0
-				for i, e := range x2.single {
-					l := int(e & 0xff)
-					if i%(1<<(huffLogMax-l)) == 0 {
-						count[int(x2.log)+1-l]++
-					}
-					l2 := int(x2.single[(i<<l)&(1<<huffLogMax-1)] & 0xff)
-					if l+l2 < huffLogMax {
-						l3 := int(x2.single[(i<<(l+l2))&(1<<huffLogMax-1)] & 0xff)
-						if l+l2+l3 <= huffLogMax {
-							want++
-						}
-					}
-				}
-				if got := huffTripleSlots(&count, x2.log); got != want {
-					t.Fatalf("size %d p %v log %d: huffTripleSlots %d, %d windows hold three codes", size, p, tl, got, want)
-				}
-				if x2.three != (want >= huffMinTriples) {
-					t.Fatalf("%d triples: triple table built %v", want, x2.three)
-				}
-				if x2.three {
-					built++
-					n := 0
-					for _, e := range x2.triple {
-						if e>>8&0xff == 3 {
-							n++
-						}
-					}
-					if n != want {
-						t.Fatalf("triple table has %d three-symbol entries, want %d", n, want)
-					}
-				}
+				f(enc, &x2)
 			}
 		}
 	}
+}
+
+// huffPairSlots, which picks the decoder before any table is built, counts
+// the built table's two-symbol entries.
+func TestHuffPairSlots(t *testing.T) {
+	eachTable(t, 13, func(enc []byte, x2 *huffX2) {
+		pairs := 0
+		if x2.three {
+			for _, e := range x2.triple {
+				if e>>8&0xff >= 2 {
+					pairs++
+				}
+			}
+		} else {
+			for _, e := range x2.double {
+				if e>>24 == 2 {
+					pairs++
+				}
+			}
+		}
+		var again huffX2
+		if _, built, _ := again.readTable(enc, pairs); !built {
+			t.Fatalf("%d pairs counted, huffPairSlots says fewer", pairs)
+		}
+		if _, built, _ := again.readTable(enc, pairs+1); built {
+			t.Fatalf("%d pairs counted, huffPairSlots says more", pairs)
+		}
+	})
+}
+
+// huffTripleSlots, which picks the triple table before any table is built,
+// counts the 11-bit windows whose first three codes fit in them (decoded
+// one code at a time with the single-symbol table); where the triple
+// table is built, its entries say the same.
+func TestHuffTripleSlots(t *testing.T) {
+	built := 0
+	eachTable(t, 15, func(enc []byte, x2 *huffX2) {
+		var count [16]uint32 // codes by weight, as readTable's rank
+		want := 0
+		for i, e := range x2.single {
+			l := int(e & 0xff)
+			if i%(1<<(huffLogMax-l)) == 0 {
+				count[int(x2.log)+1-l]++
+			}
+			l2 := int(x2.single[(i<<l)&(1<<huffLogMax-1)] & 0xff)
+			if l+l2 < huffLogMax {
+				l3 := int(x2.single[(i<<(l+l2))&(1<<huffLogMax-1)] & 0xff)
+				if l+l2+l3 <= huffLogMax {
+					want++
+				}
+			}
+		}
+		if got := huffTripleSlots(&count, x2.log); got != want {
+			t.Fatalf("huffTripleSlots %d, %d windows hold three codes", got, want)
+		}
+		if x2.three != (want >= huffMinTriples) {
+			t.Fatalf("%d triples: triple table built %v", want, x2.three)
+		}
+		if x2.three {
+			built++
+			n := 0
+			for _, e := range x2.triple {
+				if e>>8&0xff == 3 {
+					n++
+				}
+			}
+			if n != want {
+				t.Fatalf("triple table has %d three-symbol entries, want %d", n, want)
+			}
+		}
+	})
 	if built == 0 {
 		t.Fatal("no table took the triple decoder")
 	}

@@ -111,4 +111,14 @@ func TestDeadline(t *testing.T) {
 	if _, within := Deadline(context.Background(), 5*time.Second); within != 5*time.Second {
 		t.Fatalf("within %v", within)
 	}
+	for _, c := range []struct{ left, want time.Duration }{ // what is left of a timeout when the link sees it
+		{299870 * time.Microsecond, 300 * time.Millisecond},
+		{1999 * time.Millisecond, 2 * time.Second},
+		{29995 * time.Millisecond, 30 * time.Second},
+		{1498 * time.Microsecond, 1500 * time.Microsecond},
+	} {
+		if got := roundTimeout(c.left); got != c.want {
+			t.Fatalf("%v left: named %v, want %v", c.left, got, c.want)
+		}
+	}
 }

@@ -224,15 +224,21 @@ func Deadline(ctx context.Context, timeout time.Duration) (at time.Time, within 
 }
 
 // roundTimeout is d as its caller likely set it, to name in an error: a
-// per-call timeout of 2s has 1.9998s left by the time the link sees it.
+// per-call timeout of 300ms has 299.87ms left by the time the link sees it
+// on a loaded machine. Three significant digits: 1ms steps from 100ms, 10ms
+// from 1s, 100ms from 10s.
 func roundTimeout(d time.Duration) time.Duration {
 	switch {
 	case d <= 0:
 		return 0
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
 	case d >= time.Second:
 		return d.Round(10 * time.Millisecond)
+	case d >= 100*time.Millisecond:
+		return d.Round(time.Millisecond)
 	case d >= time.Millisecond:
-		return d.Round(100 * time.Microsecond)
+		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Microsecond)
 }

@@ -54,8 +54,7 @@ type Mem struct {
 
 	mu       sync.RWMutex
 	m        map[string]*memFrame
-	bytes    int64        // counted against the capacity: frames' bytes plus every key's charge
-	used     atomic.Int64 // bytes, for reads outside the lock (the pool's room)
+	bytes    atomic.Int64 // counted against the capacity: frames' bytes plus every key's charge; changed under mu, read anywhere (the pool's room)
 	keyBytes int64        // of which the keys' charges
 	closed   bool
 }
@@ -137,13 +136,7 @@ func NewMem(url string, capacity int64) *Mem {
 // tensors are deleted). room is called under the pool's lock, perhaps
 // under the store's: it must call neither.
 func (s *Mem) SetIdleRoom(room func(used int64) int64) {
-	s.pool.SetRoom(func() int64 { return room(s.used.Load()) })
-}
-
-// addBytes changes what counts against the capacity; under s.mu.
-func (s *Mem) addBytes(d int64) {
-	s.bytes += d
-	s.used.Store(s.bytes)
+	s.pool.SetRoom(func() int64 { return room(s.bytes.Load()) })
 }
 
 // LendFrame lends the memory of a dropped frame, or new memory.
@@ -213,11 +206,11 @@ func (s *Mem) put(key string, frame []byte, checked bool) error {
 		charge = keyCharge(key) // a new key
 	}
 	need := int64(len(frame)) + charge
-	if s.capacity > 0 && s.bytes-oldLen+need > s.capacity {
-		return full(need, s.bytes, s.capacity, s.url)
+	if s.capacity > 0 && s.bytes.Load()-oldLen+need > s.capacity {
+		return full(need, s.bytes.Load(), s.capacity, s.url)
 	}
 	s.m[key] = s.newFrame(frame, checked)
-	s.addBytes(need - oldLen)
+	s.bytes.Add(need - oldLen)
 	s.keyBytes += charge
 	if old != nil {
 		old.unref()
@@ -287,7 +280,7 @@ func (s *Mem) Delete(_ context.Context, key string) error {
 		return notFound(key, s.url)
 	}
 	charge := keyCharge(key)
-	s.addBytes(-(int64(len(f.b)) + charge))
+	s.bytes.Add(-(int64(len(f.b)) + charge))
 	s.keyBytes -= charge
 	delete(s.m, key)
 	f.unref()
@@ -315,16 +308,12 @@ func (s *Mem) List(_ context.Context, prefix string) ([]string, error) {
 func (s *Mem) Usage() Usage {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return Usage{Keys: int64(len(s.m)), Bytes: s.bytes - s.keyBytes, Capacity: s.capacity}
+	return Usage{Keys: int64(len(s.m)), Bytes: s.bytes.Load() - s.keyBytes, Capacity: s.capacity}
 }
 
 // Used is what counts against the capacity: Usage().Bytes plus, per key,
 // len(key)+KeyOverhead.
-func (s *Mem) Used() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.bytes
-}
+func (s *Mem) Used() int64 { return s.bytes.Load() }
 
 func (s *Mem) Close() error {
 	s.mu.Lock()
@@ -333,8 +322,8 @@ func (s *Mem) Close() error {
 		return nil
 	}
 	frames := s.m
-	s.closed, s.m, s.bytes, s.keyBytes = true, nil, 0, 0 // heap frames go to the collector, not the pool
-	s.used.Store(0)
+	s.closed, s.m, s.keyBytes = true, nil, 0 // heap frames go to the collector, not the pool
+	s.bytes.Store(0)
 	s.mu.Unlock()
 	s.views.close()
 	for _, f := range frames {

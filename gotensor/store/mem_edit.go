@@ -42,8 +42,8 @@ func (s *Mem) EditChecked(_ context.Context, key string, ver uint64, e Edit) (ui
 func (s *Mem) edit(key string, f *memFrame, e Edit, checked bool) error {
 	old := int64(len(f.b))
 	size := SplicedLen(old, e.N, e.Data)
-	if s.capacity > 0 && size > old && s.bytes+size-old > s.capacity {
-		return full(size, s.bytes, s.capacity, s.url)
+	if s.capacity > 0 && size > old && s.bytes.Load()+size-old > s.capacity {
+		return full(size, s.bytes.Load(), s.capacity, s.url)
 	}
 	if f.refs.Load() == 1 && !f.escaped.Load() && size <= int64(cap(f.b)) {
 		b := f.b[:max(old, size)]
@@ -75,7 +75,7 @@ func (s *Mem) edit(key string, f *memFrame, e Edit, checked bool) error {
 	for _, p := range e.Pieces {
 		copy(f.b[p.Off:], p.B)
 	}
-	s.addBytes(size - old)
+	s.bytes.Add(size - old)
 	f.ver = nextVersion()
 	return nil
 }

@@ -28,9 +28,8 @@ type Budget struct {
 	size     func(key string) int64 // of the frame under key (0: none)
 	lender   store.Lender           // nil: payloads get new memory
 	parts    *pool.Bytes            // streamed parts' memory, back from their commit
-	mu       sync.Mutex
-	held     int64
-	heldNow  atomic.Int64 // held, read without the lock (IdleRoom)
+	mu       sync.Mutex             // over a reservation's check and its add
+	held     atomic.Int64           // bytes reserved; read without the lock
 }
 
 // Prealloc bounds what an unbounded node allocates ahead of the bytes.
@@ -69,26 +68,22 @@ func (b *Budget) reserve(n uint64, key string) (release func(), err error) {
 	b.mu.Lock()
 	if b.capacity > 0 {
 		stored := b.stored()
-		if int64(n) > b.capacity-stored-b.held && key != "" {
+		held := b.held.Load()
+		if int64(n) > b.capacity-stored-held && key != "" {
 			stored -= b.size(key)
 		}
-		if int64(n) > b.capacity-stored-b.held {
-			held := b.held
+		if int64(n) > b.capacity-stored-held {
 			b.mu.Unlock()
 			return nil, errs.New(errs.StoreFull, "node full: %d bytes stored and %d being received, %d more would pass the capacity of %d",
 				stored, held, n, b.capacity)
 		}
 	}
-	b.held += int64(n)
-	b.heldNow.Store(b.held)
+	b.held.Add(int64(n))
 	b.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			b.mu.Lock()
-			b.held -= int64(n)
-			b.heldNow.Store(b.held)
-			b.mu.Unlock()
+			b.held.Add(-int64(n))
 		})
 	}, nil
 }
@@ -99,18 +94,14 @@ func (b *Budget) reserve(n uint64, key string) (release func(), err error) {
 // memory of streamed parts, so that the node's memory stays within its
 // capacity, as its heap limit expects.
 func (b *Budget) IdleRoom(used int64) int64 {
-	return b.capacity - used - b.heldNow.Load() - b.parts.Held()
+	return b.capacity - used - b.held.Load() - b.parts.Held()
 }
 
 // PartsIdle is the memory of streamed parts kept for the next upload's.
 func (b *Budget) PartsIdle() int64 { return b.parts.Held() }
 
 // Held is the bytes reserved now.
-func (b *Budget) Held() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.held
-}
+func (b *Budget) Held() int64 { return b.held.Load() }
 
 // Alloc is a wire.Alloc drawing on the budget: the payload's buffer, whole
 // while the budget allows it.

@@ -263,16 +263,24 @@ func LeaseRange(ctx context.Context, st Store, key string, off, n int64) (b []by
 	return f[off:min(size, off+n)], size, release, nil
 }
 
-// GetRange and PutStream route a sharded store's streams to the key's node.
-func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+// connected is key's node, connected if it was not yet (see lateNode):
+// a stream needs the node's own capabilities.
+func (s *Sharded) connected(key string) (Store, error) {
 	node, err := s.of(key)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	if l, ok := node.(*lateNode); ok {
-		if node, err = l.get(); err != nil {
-			return nil, 0, err
-		}
+		return l.get()
+	}
+	return node, nil
+}
+
+// GetRange and PutStream route a sharded store's streams to the key's node.
+func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+	node, err := s.connected(key)
+	if err != nil {
+		return nil, 0, err
 	}
 	return ReadRange(ctx, node, key, off, n)
 }
@@ -280,14 +288,9 @@ func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byt
 // GetRangeInto reads a range of key's frame from its node into dst: in
 // place where the node receives ranges so, else copied there.
 func (s *Sharded) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {
-	node, err := s.of(key)
+	node, err := s.connected(key)
 	if err != nil {
 		return 0, 0, err
-	}
-	if l, ok := node.(*lateNode); ok {
-		if node, err = l.get(); err != nil {
-			return 0, 0, err
-		}
 	}
 	if ri := node.Caps().RangesInto; ri != nil {
 		return ri.GetRangeInto(ctx, key, off, dst)
@@ -300,14 +303,9 @@ func (s *Sharded) GetRangeInto(ctx context.Context, key string, off int64, dst [
 }
 
 func (s *Sharded) PutStream(ctx context.Context, key string) (PartSink, error) {
-	node, err := s.of(key)
+	node, err := s.connected(key)
 	if err != nil {
 		return nil, err
-	}
-	if l, ok := node.(*lateNode); ok {
-		if node, err = l.get(); err != nil {
-			return nil, err
-		}
 	}
 	if sw := node.Caps().Stream; sw != nil {
 		return sw.PutStream(ctx, key)

@@ -110,12 +110,7 @@ func (c *Client) recycleLent(b []byte) {
 
 // GetRange fetches bytes [off, off+n) of the frame under key.
 func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
-	if off < 0 || n < 0 {
-		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of %d bytes", off, n)
-	}
-	var nb [8]byte
-	binary.LittleEndian.PutUint64(nb[:], uint64(n))
-	m, err := c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpGetRange, Arg: uint64(off)}, Key: key, Payload: nb[:]})
+	m, err := c.getRange(ctx, key, off, n, nil)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -126,26 +121,32 @@ func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte
 // into dst: over a link that ReceivesInto, straight from the socket; a
 // shorter range (the frame ended, or changed) is copied there.
 func (c *Client) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {
-	if off < 0 {
-		return 0, 0, errs.New(errs.InvalidArgument, "range at %d of %d bytes", off, len(dst))
-	}
-	var nb [8]byte
-	binary.LittleEndian.PutUint64(nb[:], uint64(len(dst)))
-	m := &wire.Message{Header: wire.Header{Op: wire.OpGetRange, Arg: uint64(off)}, Key: key, Payload: nb[:]}
+	var into []byte
 	if l, ok := c.link.(ReceivesInto); ok && l.ReceivesInto() && len(dst) > 0 {
-		m.Into = dst
+		into = dst
 	}
-	resp, err := c.do(ctx, m)
+	m, err := c.getRange(ctx, key, off, int64(len(dst)), into)
 	if err != nil {
 		return 0, 0, err
 	}
-	got := resp.Payload
+	got := m.Payload
 	if len(got) > 0 && len(dst) > 0 && &got[0] == &dst[0] {
-		return len(got), int64(resp.Arg), nil
+		return len(got), int64(m.Arg), nil
 	}
 	n := copy(dst, got)
 	c.RecycleRange(got)
-	return n, int64(resp.Arg), nil
+	return n, int64(m.Arg), nil
+}
+
+// getRange asks for bytes [off, off+n) of key's frame, received into into
+// where the link can (see wire.Message.Into).
+func (c *Client) getRange(ctx context.Context, key string, off, n int64, into []byte) (*wire.Message, error) {
+	if off < 0 || n < 0 {
+		return nil, errs.New(errs.InvalidArgument, "range at %d of %d bytes", off, n)
+	}
+	var nb [8]byte
+	binary.LittleEndian.PutUint64(nb[:], uint64(n))
+	return c.do(ctx, &wire.Message{Header: wire.Header{Op: wire.OpGetRange, Arg: uint64(off)}, Key: key, Payload: nb[:], Into: into})
 }
 
 // PutStream starts a streamed write of key; ctx bounds every part and the

@@ -160,19 +160,15 @@ func (r *rangeSource) Recycle(b []byte) {
 }
 
 func (r *rangeSource) ReadRange(ctx context.Context, off, n int64) ([]byte, error) {
-	start := r.s.now()
-	r.s.auto.Begin(start)
-	b, size, err := r.rr.GetRange(ctx, r.key, off, n)
-	end := r.s.now()
-	r.s.auto.End(end, auto.FromStore, int64(len(b)), r.coded)
-	if err == nil {
-		r.s.stats.fetched(int64(len(b)), end.Sub(start))
-	}
+	var b []byte
+	err := r.fetch(func() (int, int64, error) {
+		var size int64
+		var err error
+		b, size, err = r.rr.GetRange(ctx, r.key, off, n)
+		return len(b), size, err
+	})
 	if err != nil {
 		return nil, err
-	}
-	if size != r.size {
-		return nil, frame.ErrChanged
 	}
 	return b, nil
 }
@@ -184,19 +180,32 @@ func (r *rangeSource) ReadRangeInto(ctx context.Context, off int64, dst []byte) 
 	if ri == nil {
 		return false, nil
 	}
+	return true, r.fetch(func() (int, int64, error) {
+		n, size, err := ri.GetRangeInto(ctx, r.key, off, dst)
+		if err == nil && n != len(dst) {
+			size = -1 // short: the frame changed
+		}
+		return n, size, err
+	})
+}
+
+// fetch runs get, one range request, with what every range read records:
+// its transfer for the codec choice, its bytes and time in the stats. A
+// frame of another size than the one opened is ErrChanged.
+func (r *rangeSource) fetch(get func() (n int, size int64, err error)) error {
 	start := r.s.now()
 	r.s.auto.Begin(start)
-	n, size, err := ri.GetRangeInto(ctx, r.key, off, dst)
+	n, size, err := get()
 	end := r.s.now()
 	r.s.auto.End(end, auto.FromStore, int64(n), r.coded)
 	if err != nil {
-		return true, err
+		return err
 	}
 	r.s.stats.fetched(int64(n), end.Sub(start))
-	if size != r.size || n != len(dst) {
-		return true, frame.ErrChanged
+	if size != r.size {
+		return frame.ErrChanged
 	}
-	return true, nil
+	return nil
 }
 
 // adjacent joins parts that lie back to back in memory (a codec-none

@@ -261,10 +261,9 @@ func (r *Reader) decodeSpan(ctx context.Context, sp span, dst []byte, pin parall
 		b = r.at[sp.enc : sp.enc+sp.n]
 	} else if is, ok := r.src.(IntoSource); ok && r.raw(sp) {
 		out := dst[sp.raw : sp.raw+sp.rawN]
-		if ok, err := is.ReadRangeInto(ctx, sp.enc, out); ok || err != nil {
-			if err != nil {
-				return err
-			}
+		if ok, err := is.ReadRangeInto(ctx, sp.enc, out); err != nil {
+			return err
+		} else if ok {
 			return r.checkInPlace(ctx, sp, out, pin)
 		}
 	}

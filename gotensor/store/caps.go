@@ -77,6 +77,7 @@ var (
 	_ Editor        = (*Dir)(nil)
 	_ Splicer       = (*Dir)(nil)
 	_ RangeReader   = (*Dir)(nil)
+	_ RangeRecycler = (*Dir)(nil)
 	_ FileOpener    = (*Dir)(nil)
 	_ Splicer       = (*Sharded)(nil)
 	_ RangeReader   = (*Sharded)(nil)
@@ -93,7 +94,7 @@ func (h *MemHandle) Caps() Caps {
 }
 
 func (s *Dir) Caps() Caps {
-	return Caps{Editor: s, Splicer: s, Ranges: s, Files: s, Used: s.Used, Mapper: s}
+	return Caps{Editor: s, Splicer: s, Ranges: s, Recycler: s, Files: s, Used: s.Used, Mapper: s}
 }
 
 // Caps of a sharded store: splices go to the key's node; large frames move

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 )
 
 func init() {
@@ -480,11 +481,36 @@ func (s *Dir) GetRange(_ context.Context, key string, off, n int64) ([]byte, int
 	if off < 0 || n < 0 || off > size {
 		return nil, 0, errs.New(errs.InvalidArgument, "range at %d of a %d-byte frame", off, size)
 	}
-	buf := make([]byte, min(n, size-off))
+	buf := rangeBuffer(int(min(n, size-off)))
 	if _, err := h.f.ReadAt(buf, off); err != nil {
+		s.RecycleRange(buf)
 		return nil, 0, s.openErr(key, err)
 	}
 	return buf, size, nil
+}
+
+// dirRanges is the memory GetRange reads ranges into, given back by the
+// reader once decoded (RecycleRange): a coded KV cache read every decode
+// step would otherwise fault in, zero and collect a new buffer of its
+// rows each time. Shared by the process's directories.
+var dirRanges = pool.NewBytes(64<<20, 16)
+
+// minRecycledRange is the least range worth recycling.
+const minRecycledRange = 64 << 10
+
+func rangeBuffer(n int) []byte {
+	if n < minRecycledRange {
+		return make([]byte, n)
+	}
+	return dirRanges.GetRounded(n)
+}
+
+// RecycleRange takes back a range GetRange returned, or a frame Get did
+// (see RangeRecycler).
+func (s *Dir) RecycleRange(b []byte) {
+	if cap(b) >= minRecycledRange {
+		dirRanges.Put(b)
+	}
 }
 
 // OpenFrame opens key's file for ranged reads of one consistent frame:

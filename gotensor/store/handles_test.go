@@ -71,3 +71,41 @@ func TestDirHandlesFollowReplace(t *testing.T) {
 		t.Fatalf("%d handles cached", n)
 	}
 }
+
+// A range given back (RecycleRange) is the memory of a later GetRange of a
+// like size, which reads its own bytes over the old ones.
+func TestDirRangesRecycled(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDir(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	frame := func(c byte) []byte {
+		b := make([]byte, 3*minRecycledRange)
+		for i := range b {
+			b[i] = c + byte(i%7)
+		}
+		return b
+	}
+	d.Put(ctx, "a", frame('a'))
+	d.Put(ctx, "b", frame('b'))
+	a, _, err := d.GetRange(ctx, "a", 10, 2*minRecycledRange)
+	if err != nil || string(a) != string(frame('a')[10:10+2*minRecycledRange]) {
+		t.Fatalf("first range: %v", err)
+	}
+	first := &a[0]
+	d.RecycleRange(a)
+	b, _, err := d.GetRange(ctx, "b", 20, 2*minRecycledRange-5)
+	if err != nil || string(b) != string(frame('b')[20:20+2*minRecycledRange-5]) {
+		t.Fatalf("recycled range: %v", err)
+	}
+	if &b[0] != first {
+		t.Fatal("a range of a like size did not reuse the memory given back")
+	}
+	small, _, _ := d.GetRange(ctx, "b", 0, 100)
+	d.RecycleRange(small) // too small to keep: dropped
+	if held := dirRanges.Held(); held != 0 {
+		t.Fatalf("pool holds %d bytes, want none", held)
+	}
+}

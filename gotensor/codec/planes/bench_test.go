@@ -1,6 +1,8 @@
 package planes
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -107,6 +109,56 @@ func BenchmarkTopPlaneDecode(b *testing.B) {
 				testweights.ReportCPU(b, cpu, total)
 				b.ReportMetric(float64(pairs)/float64(blocks), "pairs")
 			})
+		}
+	}
+}
+
+// Small chunks (a KV cache's rows, one per chunk: 3 KiB to 48 KiB of
+// float32 activations, and real float16 weights) coded and decoded by
+// planes, one core: its blocks under huffMinX2Block decode through
+// huff0's table ("chosen"), and through the double- or triple-symbol
+// table as larger blocks do ("x2"); MB/s of tensor bytes.
+func BenchmarkSmallChunks(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	w := testweights.Real(b)
+	for _, d := range []tensor.DType{tensor.Float32, tensor.Float16} {
+		for _, n := range []int{768, 3072, 12288} {
+			src := make([]byte, n*d.Size())
+			for i := 0; i < n; i++ {
+				x := float32(r.NormFloat64() * 0.5) // activations
+				if d == tensor.Float16 {
+					x = w[i]
+				}
+				testweights.Put(src, i, x, d)
+			}
+			in := codec.Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}}
+			name := fmt.Sprintf("%s/%dKiB", d, len(src)>>10)
+			b.Run(name+"/encode", func(b *testing.B) {
+				b.SetBytes(int64(len(src)))
+				var buf []byte
+				for b.Loop() {
+					buf, _, _ = planes{}.Encode(buf[:0], src, in)
+				}
+			})
+			enc, _, err := planes{}.Encode(nil, src, in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst := make([]byte, len(src))
+			for _, path := range []string{"chosen", "x2"} {
+				b.Run(name+"/decode/"+path, func(b *testing.B) {
+					if path == "x2" {
+						defer func(m int) { huffMinX2Block = m }(huffMinX2Block)
+						huffMinX2Block = 256
+					}
+					b.SetBytes(int64(len(src)))
+					for b.Loop() {
+						if err := (planes{}).Decode(dst, enc, in, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 		}
 	}
 }

@@ -61,6 +61,16 @@ const huffMinTriples = 2048 / 4
 // bfloat16's and float32's (98-100%) at 1.2x huff0's decoder.
 const huffMinPairs = 2048 * 5 / 10
 
+// huffMinX2Block is the least block the double- and triple-symbol
+// decoders take: building their 2048-entry tables costs about as much as
+// decoding 12 KiB with huff0's table, which is sized to the block's table
+// log (BenchmarkSmallChunkDecode: a 12 KiB float32 chunk, planes of 3 KiB,
+// decodes in 5.0 us through huff0 against 7.2 us through the triple
+// table; at 12 KiB planes float32's triple table is 1.2x huff0, float16's
+// double table 0.92x; at 16 KiB and beyond they win). Small blocks are
+// small chunks: a KV cache's rows, one per chunk.
+var huffMinX2Block = 12 << 10
+
 // readTable reads a huff0 table header (as huff0.ReadTable does, with its
 // checks) into t.single and, where its codes are short enough that at
 // least minPairs of the 2048 entries give two symbols, t.double too

@@ -278,12 +278,13 @@ func readBlock(src []byte) (mode uint32, payload, after []byte, err error) {
 	return mode, src[:n], src[n:], nil
 }
 
-// huffDecode decodes one huff0 block: 4-stream ones (all of 256 bytes and
-// more) with the double-symbol decoder while *useX2 (it has its fast loop,
-// huffFast, and the plane's tables have given two symbols often enough,
-// huffMinPairs; the first that does not clears it), the rest with huff0's.
+// huffDecode decodes one huff0 block: 4-stream ones of huffMinX2Block
+// bytes and more with the double-symbol decoder while *useX2 (it has its
+// fast loop, huffFast, and the plane's tables have given two symbols often
+// enough, huffMinPairs; the first that does not clears it), the rest with
+// huff0's.
 func huffDecode(blk, payload []byte, hs *huff0.Scratch, x2 *huffX2, useX2 *bool) error {
-	if len(blk) >= 256 && *useX2 {
+	if len(blk) >= huffMinX2Block && *useX2 {
 		rem, built, err := x2.readTable(payload, huffMinPairs)
 		if err != nil {
 			return err

@@ -70,29 +70,34 @@ func (s *Dir) EditChecked(ctx context.Context, key string, ver uint64, e Edit) (
 }
 
 // edit applies e to key's frame, open as h, under the key's lock, and gives
-// the frame a new version. An edit that keeps the length is written in
-// place, crash-safe through a journal of what it writes (see
-// editInPlace), unless a view maps the file; one that changes the length,
-// or has a view to spare, rewrites the file atomically, as Put does (a
-// new file renamed over the old one, which the view keeps), with the
-// bytes it keeps copied from the old file by the kernel (copy_file_range:
-// no pass through user memory, and a shared extent on file systems that
-// reflink).
+// the frame a new version. An edit that keeps the length, or lengthens the
+// frame with at most maxGrowTail bytes after it (a KV cache's coded row
+// appended in place of a zero row: only empty rows follow it), is written
+// in place, crash-safe through a journal of what it writes (see
+// editInPlace; a longer frame's tail moves along in the same record),
+// unless a view maps the file; any other rewrites the file atomically, as
+// Put does (a new file renamed over the old one, which the view keeps),
+// with the bytes it keeps copied from the old file by the kernel
+// (copy_file_range: no pass through user memory, and a shared extent on
+// file systems that reflink).
 func (s *Dir) edit(key string, h *handle, e Edit) error {
 	if s.readOnly {
 		return errReadOnly(key, s.URL())
 	}
 	src, size := h.f, h.size
-	if int64(len(e.Data)) == e.N {
+	grow := int64(len(e.Data)) - e.N
+	if grow == 0 || (grow > 0 && size-e.Off-e.N <= maxGrowTail) {
 		i := s.editStripe(key)
 		s.editing[i].Lock()
 		if !s.views.viewed(key) { // (a view is mapped and counted under the edit lock, shared)
-			err := s.editInPlace(src, key, i, append([]Piece{{Off: e.Off, B: e.Data}}, e.Pieces...))
+			err := s.editInPlaceGrown(key, h, i, e, grow)
 			s.edited(key) // under the edit lock: a reader that holds it sees a frame and its version together
 			s.editing[i].Unlock()
 			switch {
 			case err == nil:
 				return nil
+			case errs.Is(err, errs.StoreFull): // over the capacity
+				return err
 			case isNoSpace(err):
 				return errs.WrapKey(errs.StoreFull, key, err, "no space left to edit key %q in %s", key, s.URL())
 			default:
@@ -118,4 +123,46 @@ func (s *Dir) edit(key string, h *handle, e Edit) error {
 		}
 		return nil
 	})
+}
+
+// maxGrowTail is the most frame bytes after a lengthening edit that move
+// along with it in place (through the journal, so twice); past it the
+// file is rewritten.
+const maxGrowTail = 256 << 10
+
+// editInPlaceGrown writes e into key's file, open as h, in place: where it
+// lengthens the frame by grow bytes, the data is followed by the frame's
+// tail (moved along), the growth is charged to the capacity first, and
+// the key's size and h's are the new ones after it. The caller holds
+// key's lock and stripe i's edit lock.
+func (s *Dir) editInPlaceGrown(key string, h *handle, i int, e Edit, grow int64) error {
+	data := e.Data
+	if grow > 0 {
+		data = make([]byte, int64(len(e.Data))+h.size-e.Off-e.N)
+		copy(data, e.Data)
+		if _, err := h.f.ReadAt(data[len(e.Data):], e.Off+e.N); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.capacity > 0 && s.bytes+grow > s.capacity {
+			used := s.bytes
+			s.mu.Unlock()
+			return full(h.size+grow, used, s.capacity, s.URL())
+		}
+		s.bytes += grow
+		s.mu.Unlock()
+	}
+	err := s.editInPlace(h.f, key, i, append([]Piece{{Off: e.Off, B: data}}, e.Pieces...))
+	if grow == 0 {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil { // the file may be longer now, its frame torn: charged as it was
+		s.bytes -= grow
+		return err
+	}
+	s.sizes[key] += grow
+	h.size += grow // readers of h hold the edit lock shared
+	return nil
 }

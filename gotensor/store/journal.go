@@ -17,7 +17,8 @@ import (
 	castagnoli "github.com/gotensor/gotensor/gotensor/internal/crc32c"
 )
 
-// A row write that keeps a file's length edits it in place, crash-safely:
+// A row write that keeps a file's length, or lengthens it with a short
+// tail after it (see Dir.edit), edits it in place, crash-safely:
 // the edit goes first to a journal slot (synced), then into the file,
 // which is synced, then the slot is cleared (synced). A record found when
 // the directory is opened is applied again (the edit is idempotent) if it
@@ -242,7 +243,7 @@ func (s *Dir) applyEdit(f *os.File, pieces []Piece) error {
 	if s.NoSync {
 		return nil
 	}
-	return dataSync(f) // the length is unchanged: no metadata to sync
+	return dataSync(f) // and a lengthening edit's new size with it
 }
 
 // void clears stripe i's slot after a failed edit of rel; where that fails
@@ -278,8 +279,10 @@ func (s *Dir) replayEdit(path string, rec record) error {
 }
 
 // appliesTo says whether rec was computed from f's frame: the same inode
-// (where rec is bound), every piece inside the file, and every checked
-// piece holding the bytes it replaces or the bytes it writes.
+// (where rec is bound), every piece inside the file (the data of a bound
+// record starting inside it: a lengthening edit's may end past the end of
+// the file as it was), and every checked piece holding the bytes it
+// replaces or the bytes it writes.
 func (r record) appliesTo(f *os.File) (bool, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
@@ -289,7 +292,11 @@ func (r record) appliesTo(f *os.File) (bool, error) {
 		return false, nil
 	}
 	for i, p := range r.pieces {
-		if p.Off < 0 || p.Off+int64(len(p.B)) > st.Size {
+		end := p.Off + int64(len(p.B))
+		if i == 0 && r.ino != 0 {
+			end = p.Off // a lengthening edit's data runs past the old end
+		}
+		if p.Off < 0 || end > st.Size {
 			return false, nil
 		}
 		if i >= len(r.old) || r.old[i] == nil {

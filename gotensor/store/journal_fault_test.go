@@ -58,9 +58,17 @@ func (f *faults) inject() (restore func()) {
 // or a delete and a new write is what the key holds after a reopen. The
 // edit reports the failure (StoreFull for ENOSPC), and the store opens.
 func TestDirFailedEditNeverResurrects(t *testing.T) {
-	ctx := context.Background()
 	before := []byte("HDR0aaaabbbbcccc")
-	edit := Edit{Off: 8, N: 4, Data: []byte("XXXX"), Pieces: []Piece{{Off: 3, B: []byte("1")}}}
+	for name, edit := range map[string]Edit{
+		"same-length": {Off: 8, N: 4, Data: []byte("XXXX"), Pieces: []Piece{{Off: 3, B: []byte("1")}}},
+		"lengthening": {Off: 8, N: 4, Data: []byte("XXXXXX"), Pieces: []Piece{{Off: 3, B: []byte("1")}}},
+	} {
+		t.Run(name, func(t *testing.T) { failedEdits(t, before, edit) })
+	}
+}
+
+func failedEdits(t *testing.T, before []byte, edit Edit) {
+	ctx := context.Background()
 	// The calls a clean edit makes: the record and its sync, the data,
 	// the header piece and the sync, the slot cleared and synced.
 	var count faults

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"syscall"
 	"testing"
+
+	"github.com/gotensor/gotensor/gotensor/errs"
 )
 
 // A splice edits a frame no one reads in place, leaves a leased frame as
@@ -180,5 +183,114 @@ func TestParseSlotRejectsOutsidePath(t *testing.T) {
 				t.Fatalf("a record cut at %d of %d parsed", cut, len(rec))
 			}
 		}
+	}
+}
+
+// An edit that lengthens a frame with a short tail after it (a KV cache's
+// coded row appended in place of a zero row) is written into the same
+// file, its tail moved along: the key's size, its usage and ranged reads
+// follow, over the capacity it is StoreFull with the frame unchanged, and
+// with a tail past maxGrowTail the file is rewritten (a new inode).
+func TestDirLengtheningEditInPlace(t *testing.T) {
+	ctx := context.Background()
+	d, err := OpenDir(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ino := func(key string) uint64 {
+		st, err := os.Stat(d.dir + "/" + pathFor(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sys().(*syscall.Stat_t).Ino
+	}
+	d.Put(ctx, "k", []byte("HDR0aaaabbbbcccc"))
+	before, used := ino("k"), d.Usage().Bytes
+	if b, _, _ := d.GetRange(ctx, "k", 0, 100); string(b) != "HDR0aaaabbbbcccc" { // a cached handle
+		t.Fatalf("%q", b)
+	}
+	v, _ := d.FrameVersion(ctx, "k")
+	e := Edit{Off: 8, N: 4, Data: []byte("XXXXXX"), Pieces: []Piece{{Off: 3, B: []byte("1")}}}
+	if _, ok, err := d.EditChecked(ctx, "k", v, e); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, _ := d.Get(ctx, "k"); string(got) != "HDR1aaaaXXXXXXcccc" {
+		t.Fatalf("lengthened: %q", got)
+	}
+	if b, size, _ := d.GetRange(ctx, "k", 12, 100); string(b) != "XXcccc" || size != 18 {
+		t.Fatalf("range after the edit: %q of %d", b, size)
+	}
+	if ino("k") != before {
+		t.Fatal("a lengthening edit with a short tail rewrote the file")
+	}
+	if u := d.Usage().Bytes; u != used+2 {
+		t.Fatalf("usage %d, want %d", u, used+2)
+	}
+
+	small, err := OpenDir(t.TempDir(), 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	if err := small.Put(ctx, "k", []byte("HDR0aaaabbbbcccc")); err != nil {
+		t.Fatal(err)
+	}
+	v, _ = small.FrameVersion(ctx, "k")
+	room := small.capacity - small.Used()
+	big := Edit{Off: 8, N: 4, Data: make([]byte, 4+room+1)}
+	if _, _, err := small.EditChecked(ctx, "k", v, big); !errs.Is(err, errs.StoreFull) {
+		t.Fatalf("an edit past the capacity: %v", err)
+	}
+	if got, _ := small.Get(ctx, "k"); string(got) != "HDR0aaaabbbbcccc" {
+		t.Fatalf("after a refused edit: %q", got)
+	}
+
+	long := append([]byte("HDR0aaaa"), make([]byte, maxGrowTail+8)...)
+	d.Put(ctx, "long", long)
+	before = ino("long")
+	v, _ = d.FrameVersion(ctx, "long")
+	if _, ok, err := d.EditChecked(ctx, "long", v, Edit{Off: 4, N: 4, Data: []byte("AAAAA")}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, _ := d.Get(ctx, "long"); len(got) != len(long)+1 || string(got[:9]) != "HDR0AAAAA" {
+		t.Fatalf("long tail: %q...", got[:9])
+	}
+	if ino("long") == before {
+		t.Fatal("a lengthening edit with a long tail was written in place")
+	}
+}
+
+// A lengthening edit's record that a crash left is applied at the next
+// open whether the file was not yet touched or partly extended: the
+// frame is the edited one, longer, and the store counts its new size.
+func TestDirReplaysLengtheningEdit(t *testing.T) {
+	ctx := context.Background()
+	for _, torn := range []int{0, 3, 10} { // bytes of the edit's data already in the file
+		root := t.TempDir()
+		d, err := OpenDir(root, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Put(ctx, "j", []byte("HDR0aaaabbbbcccc"))
+		data := []byte("BBBBBBcccc")
+		rec := boundRecord(t, root, "j", []Piece{{Off: 8, B: data}, {Off: 2, B: []byte("R2")}})
+		slot := d.slotPath(d.editStripe("j"))
+		d.Close()
+		f, _ := os.OpenFile(root+"/"+pathFor("j"), os.O_WRONLY, 0)
+		f.WriteAt(data[:torn], 8)
+		f.Close()
+		os.WriteFile(slot, rec, 0o600)
+		d, err = OpenDir(root, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := d.Get(ctx, "j"); string(got) != "HDR2aaaaBBBBBBcccc" {
+			t.Fatalf("torn %d: replayed %q", torn, got)
+		}
+		if b, size, _ := d.GetRange(ctx, "j", 14, 10); string(b) != "cccc" || size != 18 {
+			t.Fatalf("torn %d: range %q of %d", torn, b, size)
+		}
+		d.Close()
 	}
 }

@@ -163,6 +163,19 @@ func (s *Dir) editInPlaceGrown(key string, h *handle, i int, e Edit, grow int64)
 		return err
 	}
 	s.sizes[key] += grow
-	h.size += grow // readers of h hold the edit lock shared
+	s.resized(key, h, h.size+grow)
 	return nil
+}
+
+// resized sets the size of key's file, grown in place, in h and in the
+// handle the cache holds for it if that is another (opened by a reader
+// between the edit's open and its edit lock); the caller holds the key's
+// edit lock, which every reader of a handle's size holds shared.
+func (s *Dir) resized(key string, h *handle, size int64) {
+	h.size = size
+	s.hmu.Lock()
+	if c, ok := s.handles[key]; ok {
+		c.size = size
+	}
+	s.hmu.Unlock()
 }

@@ -249,9 +249,7 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 			if len(payload) != 1 {
 				return nil, corrupt("planes: rle block of %d bytes", len(payload))
 			}
-			for i := range blk {
-				blk[i] = payload[0]
-			}
+			fill(blk, payload[0])
 		case modeHuff0:
 			if err := huffDecode(blk, payload, hs, x2, &useX2); err != nil {
 				return nil, err
@@ -261,6 +259,22 @@ func decodePlane(p, src []byte, hs *huff0.Scratch, x2 *huffX2) ([]byte, error) {
 		}
 	}
 	return src, nil
+}
+
+// fill sets every byte of b to c: memclr for zeros (an empty row's
+// planes), else copies doubling in length, not a loop a byte at a time.
+func fill(b []byte, c byte) {
+	if c == 0 {
+		clear(b)
+		return
+	}
+	if len(b) == 0 {
+		return
+	}
+	b[0] = c
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // readBlock reads the block at the start of src: its mode, its payload

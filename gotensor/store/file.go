@@ -170,7 +170,10 @@ func OpenDir(dir string, capacity int64) (_ *Dir, err error) {
 		}
 	}
 	if err == nil {
-		err = s.replaySlots()
+		var found bool
+		if found, err = s.replaySlots(); err == nil && (found || len(journals) > 0) {
+			_, err = s.index(false) // a replayed edit may have lengthened its file
+		}
 	}
 	if err != nil {
 		s.closeSlots()

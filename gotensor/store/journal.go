@@ -361,27 +361,29 @@ func (s *Dir) clearSlot(i int) error {
 	return nil
 }
 
-// replaySlots finishes the edits a crash left in the slots and clears them.
-func (s *Dir) replaySlots() error {
+// replaySlots finishes the edits a crash left in the slots and clears them;
+// found says whether any slot held a record.
+func (s *Dir) replaySlots() (found bool, err error) {
 	for i := range s.slots {
 		b, err := os.ReadFile(s.slotPath(i))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return err
+			return found, err
 		}
 		if rec, ok := parseSlot(b); ok {
+			found = true
 			if err := s.replayEdit(filepath.Join(s.dir, rec.rel), rec); err != nil {
-				return err
+				return found, err
 			}
 		}
 		s.slotUsed[i] = len(b)
 		if err := s.clearSlot(i); err != nil {
-			return err
+			return found, err
 		}
 	}
-	return nil
+	return found, nil
 }
 
 // isSlot says whether a directory entry is a journal slot.

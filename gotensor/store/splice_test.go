@@ -291,6 +291,9 @@ func TestDirReplaysLengtheningEdit(t *testing.T) {
 		if b, size, _ := d.GetRange(ctx, "j", 14, 10); string(b) != "cccc" || size != 18 {
 			t.Fatalf("torn %d: range %q of %d", torn, b, size)
 		}
+		if u := d.Usage().Bytes; u != 18 {
+			t.Fatalf("torn %d: usage %d after the replay, want 18", torn, u)
+		}
 		d.Close()
 	}
 }

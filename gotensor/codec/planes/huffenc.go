@@ -65,30 +65,11 @@ func (h *huffEnc) huffEncode4X(out, blk []byte) (_ []byte, ok, rle bool) {
 	return out, true, false
 }
 
-// histogram counts blk into h.count, in four tables that are summed at
-// the end: an exponent plane repeats a few symbols, and counting runs of
-// one symbol in one table waits on each increment's store before the next
-// (zstd's HIST_count_parallel does the same).
+// histogram counts blk into h.count (huffman.Counts: four tables).
 func (h *huffEnc) histogram(blk []byte) {
-	var c [4][256]uint32
-	i := 0
-	for ; i+8 <= len(blk); i += 8 {
-		v := binary.LittleEndian.Uint64(blk[i:])
-		c[0][byte(v)]++
-		c[1][byte(v>>8)]++
-		c[2][byte(v>>16)]++
-		c[3][byte(v>>24)]++
-		c[0][byte(v>>32)]++
-		c[1][byte(v>>40)]++
-		c[2][byte(v>>48)]++
-		c[3][byte(v>>56)]++
-	}
-	for _, v := range blk[i:] {
-		c[0][v]++
-	}
-	for s := range h.count {
-		h.count[s] = c[0][s] + c[1][s] + c[2][s] + c[3][s]
-	}
+	var c huffman.Counts
+	c.Add(blk)
+	c.Sum(&h.count)
 }
 
 // lengths gives the present symbols (at least two) Huffman code lengths

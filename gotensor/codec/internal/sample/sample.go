@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/gotensor/gotensor/gotensor/codec/internal/huffman"
 	"github.com/gotensor/gotensor/gotensor/codec/internal/shuffle"
 )
 
@@ -136,10 +137,10 @@ func spread(n int) (count, stride, length int) {
 // into hist and returns its entropy in bits and its size. The counts go
 // to four tables summed at the end, as the encoders' histograms do: an
 // exponent plane repeats a few bytes, and one table would wait on each
-// increment's store before the next.
+// increment's store before the next (huffman.Counts).
 func planeBits(hist *[256]uint32, src []byte, k int, rot bool, j int) (entropy float64, m int) {
 	n := len(src) / k
-	var c [4][256]uint32
+	var c huffman.Counts
 	count, stride, length := spread(n)
 	shift := 8 * (k - 1 - j)
 	for r := 0; r < count; r++ {
@@ -183,48 +184,22 @@ func planeBits(hist *[256]uint32, src []byte, k int, rot bool, j int) (entropy f
 		}
 		m += length
 	}
-	sum(hist, &c)
+	c.Sum(hist)
 	return entropyBits(hist, m), m
 }
 
 // bytesBits counts the sample of the plane a||b into hist and returns its
 // entropy in bits and its size.
 func bytesBits(hist *[256]uint32, a, b []byte) (entropy float64, m int) {
-	var c [4][256]uint32
+	var c huffman.Counts
 	n := len(a) + len(b)
 	count, stride, length := spread(n)
 	for r := 0; r < count; r++ {
 		off, end := r*stride, r*stride+length
-		count8(a[min(off, len(a)):min(end, len(a))], &c)
-		count8(b[max(off-len(a), 0):max(end-len(a), 0)], &c)
+		c.Add(a[min(off, len(a)):min(end, len(a))])
+		c.Add(b[max(off-len(a), 0):max(end-len(a), 0)])
 		m += length
 	}
-	sum(hist, &c)
+	c.Sum(hist)
 	return entropyBits(hist, m), m
-}
-
-// count8 adds the bytes of p to the four tables c.
-func count8(p []byte, c *[4][256]uint32) {
-	i := 0
-	for ; i+8 <= len(p); i += 8 {
-		v := binary.LittleEndian.Uint64(p[i:])
-		c[0][byte(v)]++
-		c[1][byte(v>>8)]++
-		c[2][byte(v>>16)]++
-		c[3][byte(v>>24)]++
-		c[0][byte(v>>32)]++
-		c[1][byte(v>>40)]++
-		c[2][byte(v>>48)]++
-		c[3][byte(v>>56)]++
-	}
-	for _, v := range p[i:] {
-		c[0][v]++
-	}
-}
-
-// sum writes the four tables' total into hist.
-func sum(hist *[256]uint32, c *[4][256]uint32) {
-	for s := range hist {
-		hist[s] = c[0][s] + c[1][s] + c[2][s] + c[3][s]
-	}
 }

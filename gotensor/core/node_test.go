@@ -80,7 +80,8 @@ func TestCodecPanicThroughNode(t *testing.T) {
 
 // Over nodes sharded by key, a codec-none tensor's pieces are read straight
 // into the destination from whichever node holds the key, and a corrupt
-// piece is still CorruptData, never wrong data.
+// piece is still CorruptData, never wrong data; coded pieces are decoded
+// from ranges the store recycles.
 func TestShardedNodesReadIntoTheDestination(t *testing.T) {
 	hosts := startNodes(t, 2)
 	s, err := core.Open("tcp://" + hosts[0] + "," + hosts[1])
@@ -90,6 +91,9 @@ func TestShardedNodesReadIntoTheDestination(t *testing.T) {
 	defer s.Close()
 	if s.Frames().Caps().RangesInto == nil {
 		t.Fatal("a sharded tcp store does not read ranges into the destination")
+	}
+	if s.Frames().Caps().Recycler == nil {
+		t.Fatal("a sharded tcp store does not give the ranges of coded frames back to their pool")
 	}
 	ctx := context.Background()
 	n := int64(12 << 20)
@@ -116,6 +120,17 @@ func TestShardedNodesReadIntoTheDestination(t *testing.T) {
 		}
 		if err := s.ReadTensor(ctx, key, meta, got); !errs.Is(err, errs.CorruptData) {
 			t.Fatalf("%s corrupt: %v, want CorruptData", key, err)
+		}
+	}
+	for _, c := range []string{"deflate", "lz4"} { // coded: pieces decoded from recycled ranges, twice over
+		for range 2 {
+			if err := s.WriteTensor(ctx, "coded", meta, raw, c); err != nil {
+				t.Fatal(err)
+			}
+			got := make([]byte, n)
+			if err := s.ReadTensor(ctx, "coded", meta, got); err != nil || !bytes.Equal(got, raw) {
+				t.Fatalf("%s: %v", c, err)
+			}
 		}
 	}
 }

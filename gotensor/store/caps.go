@@ -82,6 +82,7 @@ var (
 	_ Splicer       = (*Sharded)(nil)
 	_ RangeReader   = (*Sharded)(nil)
 	_ StreamWriter  = (*Sharded)(nil)
+	_ RangeRecycler = (*Sharded)(nil)
 	_ Splicer       = (*lateNode)(nil)
 )
 
@@ -98,11 +99,15 @@ func (s *Dir) Caps() Caps {
 }
 
 // Caps of a sharded store: splices go to the key's node; large frames move
-// in pieces when every node that answered moves them so.
+// in pieces when every node that answered moves them so, and their memory
+// is recycled when every such node recycles it.
 func (s *Sharded) Caps() Caps {
 	c := Caps{Splicer: s}
 	if s.Streams() {
 		c.Ranges, c.RangesInto, c.Stream = s, s, s
+		if s.recycler() != nil {
+			c.Recycler = s
+		}
 	}
 	return c
 }

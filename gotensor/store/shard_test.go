@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
@@ -120,5 +121,68 @@ func TestShardedUsageNamesUnansweredNodes(t *testing.T) {
 	s2 := NewSharded("tcp://a:1,b:1", []string{"a:1", "b:1"}, []Store{up, up})
 	if u := s2.Usage(); u.Keys != 18 || len(u.Unanswered) != 0 {
 		t.Fatalf("usage with every node up: %+v", u)
+	}
+}
+
+// rangeNode is a node as a remote client is: it streams, reads ranges into
+// memory of its own and, where recycles is set, takes that memory back.
+type rangeNode struct {
+	*Mem
+	recycles bool
+	recycled *atomic.Int64
+}
+
+func (n rangeNode) Caps() Caps {
+	c := Caps{Ranges: n, Stream: n}
+	if n.recycles {
+		c.Recycler = n
+	}
+	return c
+}
+
+func (n rangeNode) GetRange(ctx context.Context, key string, off, size int64) ([]byte, int64, error) {
+	return ReadRange(ctx, n.Mem, key, off, size)
+}
+
+func (n rangeNode) PutStream(ctx context.Context, key string) (PartSink, error) {
+	return BufferedStream(ctx, n.Mem, key), nil
+}
+
+func (n rangeNode) RecycleRange([]byte) { n.recycled.Add(1) }
+
+// A sharded store recycles the ranges it returns where every node reached
+// at open does; where one of them does not, it offers no recycler, so no
+// node's memory is ever pooled by mistake.
+func TestShardedRecyclesRangesWhereEveryNodeDoes(t *testing.T) {
+	ctx := context.Background()
+	var recycled atomic.Int64
+	node := func(name string, recycles bool) rangeNode {
+		return rangeNode{NewMem("mem://"+name, 0), recycles, &recycled}
+	}
+	names := []string{"a:1", "b:1"}
+	s := NewSharded("tcp://a:1,b:1", names, []Store{node("a", true), node("b", true)})
+	rc := s.Caps().Recycler
+	if rc == nil {
+		t.Fatal("nodes that recycle ranges, and a sharded store over them that does not")
+	}
+	for _, key := range []string{"k1", "k2", "k3", "k4"} { // both nodes hold some
+		if err := s.Put(ctx, key, []byte("frame of "+key)); err != nil {
+			t.Fatal(err)
+		}
+		r, _, err := s.Caps().Ranges.GetRange(ctx, key, 0, 5)
+		if err != nil || string(r) != "frame" {
+			t.Fatalf("%s: %q %v", key, r, err)
+		}
+		rc.RecycleRange(r)
+	}
+	if recycled.Load() != 4 {
+		t.Fatalf("%d of 4 ranges recycled", recycled.Load())
+	}
+	late := &lateNode{url: "tcp://127.0.0.1:1?timeout=1s"} // not reached: its scheme is the others'
+	if NewSharded("tcp://a:1,b:1", names, []Store{node("a", true), late}).Caps().Recycler == nil {
+		t.Fatal("a node not yet reached turned recycling off")
+	}
+	if NewSharded("tcp://a:1,b:1", names, []Store{node("a", true), node("b", false)}).Caps().Recycler != nil {
+		t.Fatal("a sharded store recycles ranges a node of it does not")
 	}
 }

@@ -285,6 +285,36 @@ func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byt
 	return ReadRange(ctx, node, key, off, n)
 }
 
+// RecycleRange gives back a range (or frame) a sharded store returned.
+// Every node reached at open recycles (recycler), and a node reached later
+// is of their scheme, so whichever node lent b, its memory was the
+// caller's alone; a recycler is a pool of memory, so the first node's
+// takes any node's range.
+func (s *Sharded) RecycleRange(b []byte) {
+	if rc := s.recycler(); rc != nil {
+		rc.RecycleRange(b)
+	}
+}
+
+// recycler is the first node's range recycler, or nil unless every node
+// reached at open has one.
+func (s *Sharded) recycler() RangeRecycler {
+	var first RangeRecycler
+	for _, n := range s.nodes {
+		if _, late := n.(*lateNode); late {
+			continue
+		}
+		rc := n.Caps().Recycler
+		if rc == nil {
+			return nil
+		}
+		if first == nil {
+			first = rc
+		}
+	}
+	return first
+}
+
 // GetRangeInto reads a range of key's frame from its node into dst: in
 // place where the node receives ranges so, else copied there.
 func (s *Sharded) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {

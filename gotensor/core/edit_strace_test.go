@@ -121,3 +121,77 @@ func TestRowEditChild(t *testing.T) {
 	}
 	report("then", s.WriteTensor(WithChunkRows(ctx, 1), "k", meta, weights(8*1024*4/2), "none"))
 }
+
+// A whole write to file:// preallocates its new file (fallocate) before
+// writing it: strace fails that call in a child that writes a new version
+// of a key. ENOSPC is StoreFull and EIO Unavailable, each with the old
+// version still read after a reopen; a file system that cannot preallocate
+// (EOPNOTSUPP) takes the write as before.
+func TestPreallocationFailuresUnderStrace(t *testing.T) {
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace not installed")
+	}
+	if os.Getenv("GOTENSOR_EDIT_CHILD") != "" {
+		t.Skip("the child's own run")
+	}
+	if out, err := exec.Command(strace, "-qq", "-e", "trace=none", "true").CombinedOutput(); err != nil {
+		t.Skipf("strace cannot trace here: %v %s", err, out)
+	}
+	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{8, 1024}}
+	old, next := weights(8*1024*4/2), bytes.Repeat([]byte{0x3f}, 8*1024*4)
+	for _, c := range []struct{ errno, want string }{{"ENOSPC", "write: StoreFull"}, {"EIO", "write: Unavailable"}, {"EOPNOTSUPP", "write: ok"}} {
+		dir := t.TempDir()
+		s, err := Open("file://" + dir + "?fsync=false")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WriteTensor(ctx, "k", meta, old, "none"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		cmd := exec.Command(strace, "-f", "-qq", "-o", "/dev/null", "-e", "trace=fallocate", "-e", "inject=fallocate:error="+c.errno,
+			os.Args[0], "-test.run=^TestWholeWriteChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "GOTENSOR_EDIT_CHILD="+dir)
+		out, _ := cmd.CombinedOutput()
+		if !strings.Contains(string(out), c.want) {
+			t.Fatalf("fallocate failing with %s: want %q from the child:\n%s", c.errno, c.want, out)
+		}
+		want := old
+		if c.want == "write: ok" {
+			want = next
+		}
+		s, err = Open("file://" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(old))
+		err = s.ReadTensor(ctx, "k", meta, got)
+		s.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("fallocate failing with %s: after a reopen the key reads %v, as expected %v", c.errno, err, bytes.Equal(got, want))
+		}
+	}
+}
+
+// TestWholeWriteChild is the child of the test above: it writes a new
+// version of "k" into the store GOTENSOR_EDIT_CHILD names and prints
+// "write: <kind>".
+func TestWholeWriteChild(t *testing.T) {
+	dir := os.Getenv("GOTENSOR_EDIT_CHILD")
+	if dir == "" {
+		t.Skip("run by TestPreallocationFailuresUnderStrace")
+	}
+	s, err := Open("file://" + dir + "?fsync=false")
+	if err != nil {
+		fmt.Println("write: open failed:", err)
+		return
+	}
+	defer s.Close()
+	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{8, 1024}}
+	if err := s.WriteTensor(ctx, "k", meta, bytes.Repeat([]byte{0x3f}, 8*1024*4), "none"); err != nil {
+		fmt.Println("write:", errs.KindOf(err), err)
+		return
+	}
+	fmt.Println("write: ok")
+}

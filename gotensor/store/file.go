@@ -326,7 +326,7 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 
 	err := s.voidStale(key)
 	if err == nil {
-		err = s.writeAtomic(key, fill)
+		err = s.writeAtomic(key, size, fill)
 	}
 	if err != nil {
 		s.mu.Lock()
@@ -348,7 +348,7 @@ func (s *Dir) replace(key string, size int64, fill func(tmp *os.File) error) err
 	return nil
 }
 
-func (s *Dir) writeAtomic(key string, fill func(tmp *os.File) error) error {
+func (s *Dir) writeAtomic(key string, size int64, fill func(tmp *os.File) error) error {
 	final := filepath.Join(s.dir, pathFor(key))
 	parent := filepath.Dir(final)
 	if parent != s.dir {
@@ -367,6 +367,9 @@ func (s *Dir) writeAtomic(key string, fill func(tmp *os.File) error) error {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if err := preallocate(tmp, size); err != nil {
+		return err
+	}
 	if err := fill(tmp); err != nil {
 		return err
 	}

@@ -22,16 +22,7 @@ import (
 // failed edit's rows (whose record, if replayed, makes a frame that checks
 // out).
 func TestFailedRowEditUnderStraceNeverResurrects(t *testing.T) {
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace not installed")
-	}
-	if os.Getenv("GOTENSOR_EDIT_CHILD") != "" {
-		t.Skip("the child's own run")
-	}
-	if out, err := exec.Command(strace, "-qq", "-e", "trace=none", "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here: %v %s", err, out)
-	}
+	strace := straceOrSkip(t)
 	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{8, 1024}} // 4 KiB rows
 	before := weights(8 * 1024 * 4 / 2)
 	ran := 0
@@ -88,6 +79,23 @@ func TestFailedRowEditUnderStraceNeverResurrects(t *testing.T) {
 	t.Logf("%d faults injected", ran)
 }
 
+// straceOrSkip is strace's path, or skips t where strace cannot inject
+// faults here, and in the children these tests start.
+func straceOrSkip(t *testing.T) string {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace not installed")
+	}
+	if os.Getenv("GOTENSOR_EDIT_CHILD") != "" {
+		t.Skip("the child's own run")
+	}
+	if out, err := exec.Command(strace, "-qq", "-e", "trace=none", "true").CombinedOutput(); err != nil {
+		t.Skipf("strace cannot trace here: %v %s", err, out)
+	}
+	return strace
+}
+
 // TestRowEditChild is the child of the test above: one row write into the
 // store GOTENSOR_EDIT_CHILD names, then the tensor it held before written
 // again as GOTENSOR_EDIT_THEN says; the outcomes are printed as
@@ -128,16 +136,7 @@ func TestRowEditChild(t *testing.T) {
 // version still read after a reopen; a file system that cannot preallocate
 // (EOPNOTSUPP) takes the write as before.
 func TestPreallocationFailuresUnderStrace(t *testing.T) {
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		t.Skip("strace not installed")
-	}
-	if os.Getenv("GOTENSOR_EDIT_CHILD") != "" {
-		t.Skip("the child's own run")
-	}
-	if out, err := exec.Command(strace, "-qq", "-e", "trace=none", "true").CombinedOutput(); err != nil {
-		t.Skipf("strace cannot trace here: %v %s", err, out)
-	}
+	strace := straceOrSkip(t)
 	meta := tensor.Meta{DType: tensor.Float32, Shape: []int64{8, 1024}}
 	old, next := weights(8*1024*4/2), bytes.Repeat([]byte{0x3f}, 8*1024*4)
 	for _, c := range []struct{ errno, want string }{{"ENOSPC", "write: StoreFull"}, {"EIO", "write: Unavailable"}, {"EOPNOTSUPP", "write: ok"}} {

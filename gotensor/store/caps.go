@@ -105,7 +105,7 @@ func (s *Sharded) Caps() Caps {
 	c := Caps{Splicer: s}
 	if s.Streams() {
 		c.Ranges, c.RangesInto, c.Stream = s, s, s
-		if s.recycler() != nil {
+		if s.rc != nil {
 			c.Recycler = s
 		}
 	}

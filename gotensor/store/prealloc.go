@@ -11,11 +11,10 @@ import (
 // written (its size unchanged: what is written sets it). Writes into
 // allocated blocks are not delayed allocation, so the rename that
 // replaces a key's file does not make ext4 (auto_da_alloc) allocate and
-// start writing the whole new file back inside the rename: a 64 MiB file
-// written and renamed over the old one took 46 ms without, 17 ms with, on
-// this project's ext4 machine (fsync=false; with fsync the same). A file
-// system that cannot preallocate is written as before; one without the
-// room says so here, before any byte is written.
+// start writing the whole new file back inside the rename, which made an
+// unsynced write slower than a synced one (docs/STORES.md). A file system
+// that cannot preallocate is written as before; one without the room says
+// so here, before any byte is written.
 func preallocate(f *os.File, size int64) error {
 	if size <= 0 {
 		return nil

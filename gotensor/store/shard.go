@@ -25,13 +25,14 @@ type Sharded struct {
 	names  []string
 	nodes  []Store
 	seeds  []uint64
+	rc     RangeRecycler // recyclerOf(nodes), asked once: the nodes' abilities do not change
 	closed sync.Once
 }
 
 // NewSharded shards keys over nodes, known by names (host:port): routing
 // depends on the names only. It owns and closes the nodes.
 func NewSharded(url string, names []string, nodes []Store) *Sharded {
-	s := &Sharded{url: url, names: names, nodes: nodes}
+	s := &Sharded{url: url, names: names, nodes: nodes, rc: recyclerOf(nodes)}
 	for _, n := range names {
 		h := fnv.New64a()
 		h.Write([]byte(n))

@@ -285,22 +285,21 @@ func (s *Sharded) GetRange(ctx context.Context, key string, off, n int64) ([]byt
 	return ReadRange(ctx, node, key, off, n)
 }
 
-// RecycleRange gives back a range (or frame) a sharded store returned.
-// Every node reached at open recycles (recycler), and a node reached later
-// is of their scheme, so whichever node lent b, its memory was the
-// caller's alone; a recycler is a pool of memory, so the first node's
-// takes any node's range.
+// RecycleRange gives back a range (or frame) a sharded store returned, to
+// its recycler (see recyclerOf).
 func (s *Sharded) RecycleRange(b []byte) {
-	if rc := s.recycler(); rc != nil {
-		rc.RecycleRange(b)
+	if s.rc != nil {
+		s.rc.RecycleRange(b)
 	}
 }
 
-// recycler is the first node's range recycler, or nil unless every node
-// reached at open has one.
-func (s *Sharded) recycler() RangeRecycler {
+// recyclerOf is the first node's range recycler, or nil unless every node
+// reached at open has one. A node reached later is of their scheme, so
+// whichever node lent a range, its memory was the caller's alone; a
+// recycler is a pool of memory, so the first node's takes any node's range.
+func recyclerOf(nodes []Store) RangeRecycler {
 	var first RangeRecycler
-	for _, n := range s.nodes {
+	for _, n := range nodes {
 		if _, late := n.(*lateNode); late {
 			continue
 		}

@@ -199,6 +199,9 @@ func storeCase(name, tr, url string, sizes []int64, latReps int) []record {
 			if err == nil && int64(len(got)) != size {
 				err = fmt.Errorf("read back %d bytes of %d", len(got), size)
 			}
+			if rc := st.Caps().Recycler; rc != nil && err == nil { // as core gives a frame back once decoded
+				rc.RecycleRange(got)
+			}
 			return err
 		})...)
 		st.Delete(ctx, "big")

@@ -212,22 +212,28 @@ type Store struct {
 	topo   atomic.Pointer[topology]
 
 	reclaiming sync.WaitGroup // unlinks under way (Close waits for them)
+	read, lent handedOut      // pool buffers handed out by reads and LendFrame (buffers.go)
 
 	closed atomic.Bool
 }
 
 var (
-	_ store.Store       = (*Store)(nil)
-	_ store.RangeReader = (*Store)(nil)
-	_ store.Editor      = (*Store)(nil)
+	_ store.Store         = (*Store)(nil)
+	_ store.RangeReader   = (*Store)(nil)
+	_ store.Editor        = (*Store)(nil)
+	_ store.Lender        = (*Store)(nil)
+	_ store.RangeRecycler = (*Store)(nil)
 )
 
-// Caps: ranged reads (a row read moves only the pieces it covers) and row
+// Caps: ranged reads (a row read moves only the pieces it covers), row
 // edits by version (only the pieces an edit covers are rewritten, server
-// side). No streaming: whole puts and gets already move a frame's pieces
-// in parallel, and core's link probe streams 4 to 32 MiB, which on Redis
-// is memory (a full server refused the next write).
-func (s *Store) Caps() store.Caps { return store.Caps{Ranges: s, Editor: s} }
+// side), and frame memory recycled both ways (buffers.go). No streaming:
+// whole puts and gets already move a frame's pieces in parallel, and
+// core's link probe streams 4 to 32 MiB, which on Redis is memory (a full
+// server refused the next write).
+func (s *Store) Caps() store.Caps {
+	return store.Caps{Ranges: s, Editor: s, Lender: s, Recycler: s}
+}
 
 // Open connects to the server or cluster a redis:// URL names; the
 // cluster's layout is learnt from any seed host.

@@ -42,6 +42,30 @@ type huffX2 struct {
 	triple [1 << huffLogMax]uint64
 	three  bool
 	tails  [1 << huffLogMax]uint64 // readTable's second and third symbols by first length
+
+	// the header the tables were last built from, and what readTable
+	// returned for it: a block with the same header (planes' writer
+	// reuses a table where it costs next to nothing) skips the build
+	built      [1 + 128]byte
+	builtLen   int
+	builtPairs int  // the minPairs it was built for
+	builtOK    bool // its pairs result
+}
+
+// headerLen is the length of the huff0 table header at the start of in,
+// or 0 where in is too short to say.
+func headerLen(in []byte) int {
+	if len(in) == 0 {
+		return 0
+	}
+	n := 1 + int(in[0])
+	if in[0] >= 128 {
+		n = 1 + (int(in[0])-127+1)/2
+	}
+	if n > len(in) {
+		return 0
+	}
+	return n
 }
 
 // huffMinTriples is the share of a table's entries (of 2048) that must
@@ -76,6 +100,20 @@ var huffMinX2Block = 12 << 10
 // least minPairs of the 2048 entries give two symbols, t.double too
 // (built). It returns what follows the header.
 func (t *huffX2) readTable(in []byte, minPairs int) ([]byte, bool, error) {
+	hl := headerLen(in)
+	if hl > 0 && hl == t.builtLen && minPairs == t.builtPairs && string(in[:hl]) == string(t.built[:hl]) {
+		return in[hl:], t.builtOK, nil
+	}
+	t.builtLen = 0
+	rest, ok, err := t.build(in, minPairs)
+	if err == nil && hl > 0 && hl <= len(t.built) {
+		t.builtLen, t.builtPairs, t.builtOK = copy(t.built[:], in[:hl]), minPairs, ok
+	}
+	return rest, ok, err
+}
+
+// build is readTable without the cache.
+func (t *huffX2) build(in []byte, minPairs int) ([]byte, bool, error) {
 	if len(in) <= 1 {
 		return nil, false, corrupt("planes: huffman table truncated")
 	}

@@ -31,7 +31,8 @@ import (
 // starts with a u32: low 30 bits the payload length, top 2 bits the mode
 // (raw, huff0, rle); block i covers plane bytes [i*64K, min((i+1)*64K, n)).
 // Raw planes are split straight into the output and merged straight from
-// the input: only exponent planes pass through scratch memory.
+// the input: only exponent planes pass through scratch memory. 2-byte
+// elements may take the split layout instead (splitHalf).
 type planes struct{}
 
 const (
@@ -92,17 +93,40 @@ func (planes) EncodeBound(n int, in codec.Info) int {
 }
 
 // planesBound is the worst case of n elements of k bytes: every coded
-// block stored raw behind its 4-byte header.
-func planesBound(k, n int) int { return 1 + k + k*n + 4*k*((n+planeBlock-1)/planeBlock) }
+// block stored raw behind its 4-byte header (and, for 2-byte elements,
+// the top plane's low bits apart).
+func planesBound(k, n int) int {
+	b := 1 + k + k*n + 4*k*((n+planeBlock-1)/planeBlock)
+	if k == 2 {
+		b += shuffle.Low2Len(n)
+	}
+	return b
+}
+
+// splitHalf starts a chunk of 2-byte elements in the split layout: the
+// top plane's low 2 bits packed apart (shuffle.CutLow2) and stored raw,
+// its other 6 bits Huffman coded. The sampler chooses it where those 2
+// bits are close to uniform (real float16 weights: the exponent's plane
+// keeps 3 mantissa bits): the coded plane's codes are 2 bits shorter and
+// its decoder gets about 1.4 times the symbols a table lookup.
+const splitHalf = 0x80 | 2
 
 func (planes) Encode(dst, src []byte, in codec.Info) ([]byte, uint32, error) {
-	k, rot := shuffle.Layout(in.Meta.DType)
+	return encode(dst, src, in.Meta.DType, true)
+}
+
+// encode codes a chunk of src, in the split layout where mayCut and the
+// sampler says so.
+func encode(dst, src []byte, d tensor.DType, mayCut bool) ([]byte, uint32, error) {
+	k, rot := shuffle.Layout(d)
 	if len(src)%k != 0 {
 		return nil, 0, corrupt("planes: chunk of %d bytes is not a whole number of %d-byte elements", len(src), k)
 	}
 	ps := planePool.Get()
 	defer planePool.Put(ps)
+	ps.enc.prevTable = ps.enc.prevTable[:0] // a chunk's coding depends on it alone
 	n := len(src) / k
+	split := mayCut && k == 2 && rot && sample.Low2Apart(&ps.hist, src, rot)
 	var modes [8]byte
 	raw := 0
 	for j := 0; j < k; j++ {
@@ -117,7 +141,14 @@ func (planes) Encode(dst, src []byte, in codec.Info) ([]byte, uint32, error) {
 		dst = make([]byte, 0, bound)
 	}
 	out := append(dst[:0], byte(k))
+	if split {
+		out[0] = splitHalf
+	}
 	out = append(out, modes[:k]...)
+	var low []byte
+	if split {
+		low, out = out[len(out):len(out)+shuffle.Low2Len(n)], out[:len(out)+shuffle.Low2Len(n)]
+	}
 	rawStart := len(out)
 	out = out[:rawStart+raw*n]
 	pl := ps.planes(k, n)
@@ -129,6 +160,9 @@ func (planes) Encode(dst, src []byte, in codec.Info) ([]byte, uint32, error) {
 		}
 	}
 	shuffle.Split(pl, src, k, rot)
+	if split {
+		shuffle.CutLow2(low, pl[0])
+	}
 	for j := 0; j < k; j++ {
 		if modes[j] == planeBlocks {
 			out = encodePlane(out, pl[j], &ps.huff, &ps.enc)
@@ -191,7 +225,7 @@ func appendBlock(out []byte, mode uint32, payload []byte) []byte {
 
 func (planes) Decode(dst, src []byte, in codec.Info, _ uint32) error {
 	k, rot := shuffle.Layout(in.Meta.DType)
-	if len(src) < 1+k || int(src[0]) != k {
+	if len(src) < 1+k || (int(src[0]) != k && !(k == 2 && rot && src[0] == splitHalf)) {
 		return corrupt("planes: chunk does not start with element width %d", k)
 	}
 	if len(dst)%k != 0 {
@@ -200,8 +234,16 @@ func (planes) Decode(dst, src []byte, in codec.Info, _ uint32) error {
 	ps := planePool.Get()
 	defer planePool.Put(ps)
 	n := len(dst) / k
+	split := src[0] == splitHalf
 	modes := src[1 : 1+k]
 	rest := src[1+k:]
+	var low []byte
+	if split {
+		if modes[0] != planeBlocks || len(rest) < shuffle.Low2Len(n) {
+			return corrupt("planes: split top plane not coded, or its low bits truncated")
+		}
+		low, rest = rest[:shuffle.Low2Len(n)], rest[shuffle.Low2Len(n):]
+	}
 	pl := ps.planes(k, n)
 	for j, m := range modes { // raw planes are merged straight from the input
 		switch m {
@@ -225,6 +267,9 @@ func (planes) Decode(dst, src []byte, in codec.Info, _ uint32) error {
 	}
 	if len(rest) != 0 {
 		return corrupt("planes: %d trailing bytes", len(rest))
+	}
+	if split {
+		shuffle.JoinLow2(pl[0], low)
 	}
 	shuffle.Merge(dst, pl, k, rot)
 	return nil

@@ -203,3 +203,25 @@ func bytesBits(hist *[256]uint32, a, b []byte) (entropy float64, m int) {
 	c.Sum(hist)
 	return entropyBits(hist, m), m
 }
+
+// Low2Slack is the most a float16 top plane's split may cost, in bits an
+// element (of 16), over coding the plane whole (see Low2Apart).
+const Low2Slack = 0.05
+
+// Low2Apart reports whether the low 2 bits of the top plane of the
+// 2-byte elements of src (rotated when rot) are close enough to uniform,
+// and to independent of the plane's other 6 bits, that storing them raw
+// beside a Huffman coded 6-bit plane costs at most Low2Slack bits an
+// element more than coding the 8-bit plane: real float16 weights, whose
+// top plane is the exponent and 3 mantissa bits. hist is scratch.
+func Low2Apart(hist *[256]uint32, src []byte, rot bool) bool {
+	whole, m := planeBits(hist, src, 2, rot, 0)
+	if m < minLen {
+		return false
+	}
+	var top6 [256]uint32
+	for v, c := range hist {
+		top6[v>>2] += c
+	}
+	return entropyBits(&top6, m)+2*float64(m) <= whole+Low2Slack*float64(m)
+}

@@ -148,3 +148,35 @@ func TestRatio(t *testing.T) {
 		t.Errorf("coded %d bytes of 40, want 32", coded)
 	}
 }
+
+// The top plane's low 2 bits go apart when they are uniform and
+// independent of the rest, and stay when they repeat the rest or are
+// constant.
+func TestLow2Apart(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	mk := func(low func(hi uint16) uint16) []byte {
+		b := make([]byte, 2*(64<<10))
+		for i := 0; i < len(b); i += 2 {
+			hi := uint16(r.IntN(8)) // a skewed 6-bit part: few values
+			v := hi<<2 | low(hi)    // the rotated top byte
+			e := uint16(v)<<8 | uint16(r.IntN(256))
+			e = e>>1 | e<<15 // unrotated: as stored
+			b[i], b[i+1] = byte(e), byte(e>>8)
+		}
+		return b
+	}
+	var hist [256]uint32
+	for _, c := range []struct {
+		name string
+		low  func(uint16) uint16
+		want bool
+	}{
+		{"uniform", func(uint16) uint16 { return uint16(r.IntN(4)) }, true},
+		{"constant", func(uint16) uint16 { return 2 }, false},
+		{"a function of the rest", func(hi uint16) uint16 { return hi & 3 }, false},
+	} {
+		if got := Low2Apart(&hist, mk(c.low), true); got != c.want {
+			t.Errorf("%s low bits: apart %v, want %v", c.name, got, c.want)
+		}
+	}
+}

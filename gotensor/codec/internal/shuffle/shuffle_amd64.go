@@ -98,6 +98,35 @@ func mergeFast4SSSE3(dst []byte, p [][]byte, n int) int {
 	return m
 }
 
+//go:noescape
+func joinLow2AVX2(p, b *byte, groups int)
+
+//go:noescape
+func cutLow2AVX2(p, b *byte, groups int)
+
+// cutLow2Fast cuts the whole groups of 32 elements; it returns how many.
+func cutLow2Fast(b, p []byte) int {
+	g := len(p) / 32
+	if !haveAVX2 || g == 0 {
+		return 0
+	}
+	_, _ = p[32*g-1], b[8*g-1]
+	cutLow2AVX2(&p[0], &b[0], g)
+	return g
+}
+
+// joinLow2Fast joins the whole groups of 32 elements; it returns how
+// many.
+func joinLow2Fast(p, b []byte) int {
+	g := len(p) / 32
+	if !haveAVX2 || g == 0 {
+		return 0
+	}
+	_, _ = p[32*g-1], b[8*g-1]
+	joinLow2AVX2(&p[0], &b[0], g)
+	return g
+}
+
 func init() {
 	kernels.Register("shuffle.ssse3", &haveSSSE3)
 	kernels.Register("shuffle.avx2", &haveAVX2)

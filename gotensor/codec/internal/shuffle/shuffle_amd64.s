@@ -253,3 +253,78 @@ done4nt:
 	SFENCE
 	VZEROUPPER
 	RET
+
+// per 64-bit lane of a group of 32 elements: where its low 2 bits sit in
+// the packed word (see low2.go)
+DATA low2Shifts<>+0(SB)/8, $0
+DATA low2Shifts<>+8(SB)/8, $2
+DATA low2Shifts<>+16(SB)/8, $4
+DATA low2Shifts<>+24(SB)/8, $6
+GLOBL low2Shifts<>(SB), (RODATA|NOPTR), $32
+
+DATA low2Mask<>+0(SB)/8, $0x0303030303030303
+GLOBL low2Mask<>(SB), (RODATA|NOPTR), $8
+
+DATA high6Mask<>+0(SB)/8, $0xFCFCFCFCFCFCFCFC
+GLOBL high6Mask<>(SB), (RODATA|NOPTR), $8
+
+// func joinLow2AVX2(p, b *byte, groups int)
+// Each group: 32 bytes of p shifted left by 2, joined with their low 2
+// bits from 8 bytes of b (JoinLow2's twin).
+TEXT ·joinLow2AVX2(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVDQU      low2Shifts<>(SB), Y5
+	VPBROADCASTQ low2Mask<>(SB), Y6
+	VPBROADCASTQ high6Mask<>(SB), Y7
+loopj:
+	TESTQ CX, CX
+	JZ    donej
+	VPBROADCASTQ (SI), Y1
+	VPSRLVQ      Y5, Y1, Y1
+	VPAND        Y6, Y1, Y1
+	VMOVDQU      (DI), Y0
+	VPSLLQ       $2, Y0, Y0
+	VPAND        Y7, Y0, Y0
+	VPOR         Y1, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $8, SI
+	DECQ CX
+	JMP  loopj
+donej:
+	VZEROUPPER
+	RET
+
+// func cutLow2AVX2(p, b *byte, groups int)
+// Each group: the low 2 bits of 32 bytes of p packed into 8 bytes of b,
+// and the 32 bytes shifted right by 2 (CutLow2's twin).
+TEXT ·cutLow2AVX2(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ groups+16(FP), CX
+	VMOVDQU      low2Shifts<>(SB), Y5
+	VPBROADCASTQ low2Mask<>(SB), Y6
+	VPBROADCASTQ high6Mask<>(SB), Y7
+loopc:
+	TESTQ CX, CX
+	JZ    donec
+	VMOVDQU      (DI), Y0
+	VPAND        Y6, Y0, Y1
+	VPSLLVQ      Y5, Y1, Y1
+	VEXTRACTI128 $1, Y1, X2
+	VPOR         X2, X1, X1
+	VPSHUFD      $0x4E, X1, X2
+	VPOR         X2, X1, X1
+	VMOVQ        X1, (SI)
+	VPAND        Y7, Y0, Y0
+	VPSRLQ       $2, Y0, Y0
+	VMOVDQU      Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $8, SI
+	DECQ CX
+	JMP  loopc
+donec:
+	VZEROUPPER
+	RET

@@ -12,4 +12,4 @@ func splitFast4(p [][]byte, src []byte, n int) int { return 0 }
 func mergeFast4(dst []byte, p [][]byte, n int) int { return 0 }
 
 func joinLow2Fast(p, b []byte) int { return 0 }
-func cutLow2Fast(b, p []byte) int { return 0 }
+func cutLow2Fast(b, p []byte) int  { return 0 }

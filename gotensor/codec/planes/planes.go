@@ -126,7 +126,7 @@ func encode(dst, src []byte, d tensor.DType, mayCut bool) ([]byte, uint32, error
 	defer planePool.Put(ps)
 	ps.enc.prevTable = ps.enc.prevTable[:0] // a chunk's coding depends on it alone
 	n := len(src) / k
-	split := mayCut && k == 2 && rot && sample.Low2Apart(&ps.hist, src, rot)
+	split := mayCut && d == tensor.Float16 && sample.Low2Apart(&ps.hist, src, rot) // bfloat16's top plane is the exponent alone
 	var modes [8]byte
 	raw := 0
 	for j := 0; j < k; j++ {

@@ -126,7 +126,10 @@ func encode(dst, src []byte, d tensor.DType, mayCut bool) ([]byte, uint32, error
 	defer planePool.Put(ps)
 	ps.enc.prevTable = ps.enc.prevTable[:0] // a chunk's coding depends on it alone
 	n := len(src) / k
-	split := mayCut && d == tensor.Float16 && sample.Low2Apart(&ps.hist, src, rot) // bfloat16's top plane is the exponent alone
+	// float16 only: bfloat16's top plane is the exponent alone; and chunks
+	// whose top plane the fast decoders take (a KV cache's one-row chunks
+	// go to huff0's decoder, and would pay for the sample alone)
+	split := mayCut && d == tensor.Float16 && n >= huffMinX2Block && sample.Low2Apart(&ps.hist, src, rot)
 	var modes [8]byte
 	raw := 0
 	for j := 0; j < k; j++ {

@@ -215,10 +215,10 @@ const Low2Slack = 0.05
 // element more than coding the 8-bit plane: real float16 weights, whose
 // top plane is the exponent and 3 mantissa bits. hist is scratch.
 func Low2Apart(hist *[256]uint32, src []byte, rot bool) bool {
-	whole, m := planeBits(hist, src, 2, rot, 0)
-	if m < minLen {
+	if len(src)/2 < minLen {
 		return false
 	}
+	whole, m := planeBits(hist, src, 2, rot, 0)
 	var top6 [256]uint32
 	for v, c := range hist {
 		top6[v>>2] += c

@@ -121,16 +121,21 @@ func BenchmarkTopPlaneDecode(b *testing.B) {
 func BenchmarkSmallChunks(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	w := testweights.Real(b)
+	const rows = 8 // decoded in turns, as a read of a cache's rows does: no table is the last one built
 	for _, d := range []tensor.DType{tensor.Float32, tensor.Float16} {
 		for _, n := range []int{768, 3072, 12288} {
-			src := make([]byte, n*d.Size())
-			for i := 0; i < n; i++ {
-				x := float32(r.NormFloat64() * 0.5) // activations
-				if d == tensor.Float16 {
-					x = w[i]
+			srcs := make([][]byte, rows)
+			for k := range srcs {
+				srcs[k] = make([]byte, n*d.Size())
+				for i := 0; i < n; i++ {
+					x := float32(r.NormFloat64() * 0.5) // activations
+					if d == tensor.Float16 {
+						x = w[(k*n+i)%len(w)]
+					}
+					testweights.Put(srcs[k], i, x, d)
 				}
-				testweights.Put(src, i, x, d)
 			}
+			src := srcs[0]
 			in := codec.Info{Meta: tensor.Meta{DType: d, Shape: []int64{int64(n)}}}
 			name := fmt.Sprintf("%s/%dKiB", d, len(src)>>10)
 			b.Run(name+"/encode", func(b *testing.B) {
@@ -140,9 +145,12 @@ func BenchmarkSmallChunks(b *testing.B) {
 					buf, _, _ = planes{}.Encode(buf[:0], src, in)
 				}
 			})
-			enc, _, err := planes{}.Encode(nil, src, in)
-			if err != nil {
-				b.Fatal(err)
+			encs := make([][]byte, rows)
+			for k := range encs {
+				var err error
+				if encs[k], _, err = (planes{}).Encode(nil, srcs[k], in); err != nil {
+					b.Fatal(err)
+				}
 			}
 			dst := make([]byte, len(src))
 			for _, path := range []string{"chosen", "x2"} {
@@ -152,10 +160,12 @@ func BenchmarkSmallChunks(b *testing.B) {
 						huffMinX2Block = 256
 					}
 					b.SetBytes(int64(len(src)))
+					k := 0
 					for b.Loop() {
-						if err := (planes{}).Decode(dst, enc, in, 0); err != nil {
+						if err := (planes{}).Decode(dst, encs[k%rows], in, 0); err != nil {
 							b.Fatal(err)
 						}
+						k++
 					}
 				})
 			}

@@ -46,9 +46,10 @@ type huffEnc struct {
 const reuseSlack = 0.002
 
 // huffEncode4X appends blk (at least 256 bytes, at most 64 KiB) coded as
-// a huff0 4X block with its table. ok is false where the block should be
-// stored otherwise: one symbol only (rle), or no gain.
-func (h *huffEnc) huffEncode4X(out, blk []byte) (_ []byte, ok, rle bool) {
+// a huff0 4X block with its table; more says blocks of the same chunk
+// follow (which may reuse its table). ok is false where the block should
+// be stored otherwise: one symbol only (rle), or no gain.
+func (h *huffEnc) huffEncode4X(out, blk []byte, more bool) (_ []byte, ok, rle bool) {
 	h.histogram(blk)
 	syms := 0
 	for _, c := range h.count {
@@ -73,8 +74,11 @@ func (h *huffEnc) huffEncode4X(out, blk []byte) (_ []byte, ok, rle bool) {
 			h.prevTable = h.prevTable[:0]
 			return out[:start], false, false
 		}
-		h.prevTable = append(h.prevTable[:0], out[start:]...)
-		h.prevVals, h.prevLens = h.vals, h.lens
+		h.prevTable = h.prevTable[:0]
+		if more {
+			h.prevTable = append(h.prevTable, out[start:]...)
+			h.prevVals, h.prevLens = h.vals, h.lens
+		}
 	}
 	if len(out)-start+6+size/8+4 >= len(blk) {
 		return out[:start], false, false

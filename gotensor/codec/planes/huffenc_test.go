@@ -55,7 +55,7 @@ func BenchmarkHuffEncodeReal(b *testing.B) {
 				t1 := testweights.ThreadCPU()
 				var out []byte
 				for _, blk := range blks {
-					out, _, _ = he.huffEncode4X(out[:0], blk)
+					out, _, _ = he.huffEncode4X(out[:0], blk, false)
 					size[1] += len(out)
 				}
 				spent[0] += t1 - t0
@@ -96,7 +96,7 @@ func testHuffEncodeDecodes(t *testing.T) {
 	var he huffEnc
 	coded := 0
 	for i, blk := range blks {
-		enc, ok, rle := he.huffEncode4X([]byte("prefix"), blk)
+		enc, ok, rle := he.huffEncode4X([]byte("prefix"), blk, false)
 		if string(enc[:6]) != "prefix" {
 			t.Fatalf("block %d: the writer overwrote what came before", i)
 		}
@@ -134,7 +134,7 @@ func TestHuffEncodeNoLargerThanHuff0(t *testing.T) {
 	}
 	for i, blk := range blks {
 		ref := huff4X(blk, 0)
-		enc, ok, _ := he.huffEncode4X(nil, blk)
+		enc, ok, _ := he.huffEncode4X(nil, blk, false)
 		if ref == nil || !ok {
 			continue
 		}
@@ -203,6 +203,67 @@ func TestHistogramCounts(t *testing.T) {
 		h.histogram(blk)
 		if h.count != want {
 			t.Fatalf("%d bytes: counts differ", n)
+		}
+	}
+}
+
+// A plane's later blocks reuse the first block's table where it costs
+// next to nothing (their table bytes are the same, which the decoder
+// skips building), never across chunks, and decode bit for bit through
+// the cache as through a fresh table.
+func TestTablesReusedWithinAChunk(t *testing.T) {
+	if !huffFast {
+		t.Skip("tables are reused by planes' own writer (BMI2)")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	w := make([]float32, 1<<18) // one layer's weights: its blocks alike
+	for i := range w {
+		w[i] = float32(r.NormFloat64() * 0.02)
+	}
+	src := testweights.As(w, tensor.Float16) // top plane: 4 blocks
+	tables := func(enc []byte) (hdrs []string) {
+		rest := enc[1+2:]
+		if enc[0] == splitHalf {
+			rest = rest[shuffle.Low2Len(1<<18):]
+		}
+		if enc[2] == planeRaw { // the low plane, raw ahead of the coded one
+			rest = rest[1<<18:]
+		}
+		for i := 0; i < 4; i++ {
+			mode, pay, after, err := readBlock(rest)
+			if err != nil || mode != modeHuff0 {
+				t.Fatalf("block %d: mode %d, %v", i, mode, err)
+			}
+			hdrs = append(hdrs, string(pay[:headerLen(pay)]))
+			rest = after
+		}
+		return hdrs
+	}
+	in := info(tensor.Float16, 1<<18)
+	enc, _, _ := planes{}.Encode(nil, src, in)
+	h := tables(enc)
+	reused := 0
+	for i := 1; i < len(h); i++ {
+		if h[i] == h[i-1] {
+			reused++
+		}
+	}
+	if reused == 0 {
+		t.Errorf("no block reused its predecessor's table")
+	}
+	again, _, _ := planes{}.Encode(nil, src, in) // after another chunk: the same bytes
+	if !bytes.Equal(again, enc) {
+		t.Fatal("a chunk's coding depends on the chunk coded before it")
+	}
+	roundTrip(t, enc, src, tensor.Float16)
+	var x huffX2 // through the cache and without it: the same tables
+	for _, hd := range h {
+		_, ok1, err1 := x.readTable([]byte(hd+"x"), huffMinPairs)
+		single, triple := x.single, x.triple
+		var fresh huffX2
+		_, ok2, err2 := fresh.readTable([]byte(hd+"x"), huffMinPairs)
+		if ok1 != ok2 || err1 != nil || err2 != nil || single != fresh.single || (ok1 && x.three && triple != fresh.triple) {
+			t.Fatal("a cached table differs from a fresh one")
 		}
 	}
 }

@@ -126,10 +126,10 @@ func encode(dst, src []byte, d tensor.DType, mayCut bool) ([]byte, uint32, error
 	defer planePool.Put(ps)
 	ps.enc.prevTable = ps.enc.prevTable[:0] // a chunk's coding depends on it alone
 	n := len(src) / k
-	// float16 only: bfloat16's top plane is the exponent alone; and chunks
-	// whose top plane the fast decoders take (a KV cache's one-row chunks
-	// go to huff0's decoder, and would pay for the sample alone)
-	split := mayCut && d == tensor.Float16 && n >= huffMinX2Block && sample.Low2Apart(&ps.hist, src, rot)
+	// float16 only: bfloat16's top plane is the exponent alone; and a top
+	// plane of a whole block or more, where building the table is paid
+	// back (a KV cache's one-row chunks would pay for the sample alone)
+	split := mayCut && d == tensor.Float16 && n >= planeBlock && sample.Low2Apart(&ps.hist, src, rot)
 	var modes [8]byte
 	raw := 0
 	for j := 0; j < k; j++ {
@@ -186,7 +186,7 @@ func encodePlane(out, p []byte, hs *huff0.Scratch, he *huffEnc) []byte {
 		blk := p[off:min(off+planeBlock, len(p))]
 		if len(blk) >= 256 && huffFast { // 4 streams, planes' writer where it has its assembly
 			start := len(out)
-			enc, ok, rle := he.huffEncode4X(append(out, 0, 0, 0, 0), blk)
+			enc, ok, rle := he.huffEncode4X(append(out, 0, 0, 0, 0), blk, off+planeBlock < len(p))
 			switch {
 			case ok:
 				binary.LittleEndian.PutUint32(enc[start:], uint32(len(enc)-start-4)|modeHuff0<<30)

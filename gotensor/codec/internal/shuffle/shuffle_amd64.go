@@ -104,26 +104,18 @@ func joinLow2AVX2(p, b *byte, groups int)
 //go:noescape
 func cutLow2AVX2(p, b *byte, groups int)
 
-// cutLow2Fast cuts the whole groups of 32 elements; it returns how many.
-func cutLow2Fast(b, p []byte) int {
-	g := len(p) / 32
-	if !haveAVX2 || g == 0 {
-		return 0
-	}
-	_, _ = p[32*g-1], b[8*g-1]
-	cutLow2AVX2(&p[0], &b[0], g)
-	return g
-}
+// joinLow2Fast and cutLow2Fast do the whole groups of 32 elements with
+// the kernels; they return how many.
+func joinLow2Fast(p, b []byte) int { return low2Groups(joinLow2AVX2, p, b) }
+func cutLow2Fast(b, p []byte) int  { return low2Groups(cutLow2AVX2, p, b) }
 
-// joinLow2Fast joins the whole groups of 32 elements; it returns how
-// many.
-func joinLow2Fast(p, b []byte) int {
+func low2Groups(kernel func(p, b *byte, groups int), p, b []byte) int {
 	g := len(p) / 32
 	if !haveAVX2 || g == 0 {
 		return 0
 	}
 	_, _ = p[32*g-1], b[8*g-1]
-	joinLow2AVX2(&p[0], &b[0], g)
+	kernel(&p[0], &b[0], g)
 	return g
 }
 

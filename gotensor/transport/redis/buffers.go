@@ -19,12 +19,14 @@ var buffers = pool.NewBytes(128<<20, 16)
 // minRecycled is the least buffer worth recycling.
 const minRecycled = 64 << 10
 
-// handedOut remembers the buffers of the pool the store handed out, by
-// address and capacity: a buffer that comes back goes to the pool only if
-// it is one of them, never other memory (a caller's own frame, or an
-// inline value read, which is valkey-go's behind a string). It holds no
-// pointer, so a buffer a caller drops is collected as usual; it forgets
-// everything once it holds maxHandedOut, losing only their reuse.
+// handedOut remembers the buffers the store's reads handed out, by address
+// and capacity: a range that comes back goes to the pool only if it is one
+// of them, never an inline value read (valkey-go's memory behind a
+// string). It holds no pointer, because callers that do not give a read
+// back (a row read, a header) are common and their buffers must be
+// collected; it forgets everything once it holds maxHandedOut, losing only
+// their reuse. Lent frames are held until they come back (pool.Lent): a
+// caller's own frame goes to Put, and must never pass for one of them.
 type handedOut struct {
 	mu sync.Mutex
 	m  map[uintptr]int
@@ -55,30 +57,32 @@ func (h *handedOut) take(b []byte) bool {
 
 func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
-// buffer returns n bytes, contents undefined, from the pool where n is
-// worth it, remembered in h.
-func buffer(h *handedOut, n int) []byte {
+// readBuffer returns n bytes for a read, contents undefined, from the
+// pool where n is worth it.
+func (s *Store) readBuffer(n int) []byte {
 	if n < minRecycled {
 		return make([]byte, n)
 	}
 	b := buffers.GetRounded(n)
-	h.add(b)
+	s.read.add(b)
 	return b
-}
-
-// giveBack returns b to the pool if h has it.
-func giveBack(h *handedOut, b []byte) {
-	if h.take(b) {
-		buffers.Put(b)
-	}
 }
 
 // RecycleRange takes back a range GetRange returned, or a frame Get did
 // (see store.RangeRecycler).
-func (s *Store) RecycleRange(b []byte) { giveBack(&s.read, b) }
+func (s *Store) RecycleRange(b []byte) {
+	if s.read.take(b) {
+		buffers.Put(b)
+	}
+}
 
 // LendFrame lends n bytes for a frame about to be Put (see store.Lender).
-func (s *Store) LendFrame(n int) []byte { return buffer(&s.lent, n) }
+func (s *Store) LendFrame(n int) []byte {
+	if n < minRecycled {
+		return make([]byte, n)
+	}
+	return s.lent.Get(n)
+}
 
 // ReturnFrame takes back a lent frame that was not Put.
-func (s *Store) ReturnFrame(b []byte) { giveBack(&s.lent, b) }
+func (s *Store) ReturnFrame(b []byte) { s.lent.Back(b) }

@@ -22,6 +22,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/store"
 )
 
@@ -212,7 +213,8 @@ type Store struct {
 	topo   atomic.Pointer[topology]
 
 	reclaiming sync.WaitGroup // unlinks under way (Close waits for them)
-	read, lent handedOut      // pool buffers handed out by reads and LendFrame (buffers.go)
+	read       handedOut      // pool buffers reads handed out (buffers.go)
+	lent       *pool.Lent     // pool buffers LendFrame lent
 
 	closed atomic.Bool
 }
@@ -242,7 +244,7 @@ func Open(raw string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{url: shown, opts: o, password: o.Password}
+	s := &Store{url: shown, opts: o, password: o.Password, lent: pool.NewLent(buffers)}
 	copt := valkey.ClientOption{
 		InitAddress:         o.Hosts,
 		Username:            o.User,

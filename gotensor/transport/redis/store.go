@@ -66,9 +66,9 @@ func (s *Store) Put(ctx context.Context, key string, frame []byte) error {
 	defer cancel()
 	err := s.put(ctx, key, frame)
 	if err != nil {
-		s.lent.take(frame) // not reused: a failed write may still sit in a connection's queue
+		s.lent.Forget(frame) // not reused: a failed write may still sit in a connection's queue
 	} else {
-		giveBack(&s.lent, frame) // written: a lent frame serves the next
+		s.lent.Back(frame) // written: a lent frame serves the next
 	}
 	return err
 }
@@ -277,12 +277,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := buffer(&s.read, int(m.size))[:m.size]
+		out := s.readBuffer(int(m.size))[:m.size]
 		err = s.readSegments(ctx, key, m, 0, out)
 		if err == nil {
 			return out, nil
 		}
-		giveBack(&s.read, out) // every piece's reader has returned
+		s.RecycleRange(out) // every piece's reader has returned
 		if err != errPieceGone {
 			return nil, err
 		}
@@ -413,12 +413,12 @@ func (s *Store) GetRange(ctx context.Context, key string, off, n int64) ([]byte,
 		if off >= m.size {
 			return []byte{}, m.size, nil
 		}
-		out := buffer(&s.read, int(min(n, m.size-off)))
+		out := s.readBuffer(int(min(n, m.size-off)))
 		err = s.readSegments(ctx, key, m, off, out)
 		if err == nil {
 			return out, m.size, nil
 		}
-		giveBack(&s.read, out)
+		s.RecycleRange(out)
 		if err != errPieceGone {
 			return nil, 0, err
 		}

@@ -13,10 +13,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
+	"github.com/gotensor/gotensor/gotensor/internal/pool"
 	"github.com/gotensor/gotensor/gotensor/store"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
 )
@@ -93,7 +93,7 @@ type Client struct {
 	link      Link
 	uploads   chan struct{} // one slot per streamed write open on the link (wire.MaxUploads)
 	streaming keyLocks      // the keys a write streams to: one at a time each
-	lent      sync.Map      // *byte: the frames LendFrame lent and Put has not sent
+	lent      *pool.Lent    // the frames LendFrame lent and Put has not sent
 }
 
 var _ interface {
@@ -107,7 +107,7 @@ var _ interface {
 
 // New is the store at url over link.
 func New(url string, link Link) *Client {
-	return &Client{url: url, link: link, uploads: make(chan struct{}, wire.MaxUploads)}
+	return &Client{url: url, link: link, uploads: make(chan struct{}, wire.MaxUploads), lent: pool.NewLent(ranges)}
 }
 
 // Link is the client's link.

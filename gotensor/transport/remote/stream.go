@@ -89,9 +89,7 @@ func (c *Client) LendFrame(n int) []byte {
 	if l, ok := c.link.(InCall); !ok || !l.SendsInCall() || n < minRecycled {
 		return make([]byte, n)
 	}
-	b := ranges.GetRounded(n)
-	c.lent.Store(&b[0], struct{}{})
-	return b
+	return c.lent.Get(n)
 }
 
 // ReturnFrame takes back a frame LendFrame lent that was not Put.
@@ -99,14 +97,7 @@ func (c *Client) ReturnFrame(b []byte) { c.recycleLent(b) }
 
 // recycleLent gives b back if it is a frame LendFrame lent; any other
 // memory (a caller's own frame) is left alone.
-func (c *Client) recycleLent(b []byte) {
-	if cap(b) == 0 {
-		return
-	}
-	if _, ok := c.lent.LoadAndDelete(&b[:1][0]); ok {
-		ranges.Put(b)
-	}
-}
+func (c *Client) recycleLent(b []byte) { c.lent.Back(b) }
 
 // GetRange fetches bytes [off, off+n) of the frame under key.
 func (c *Client) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {

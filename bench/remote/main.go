@@ -57,7 +57,8 @@ func main() {
 	only := flag.String("transports", "tcp,ucx-tcp,ucx-sm,rss", "cases to run: tcp (with the Go echo), ucx-tcp, ucx-sm (with ucx_perftest), rss (node memory under load), redis (-redis-server, -redis-cluster)")
 	capacity := flag.String("capacity", "4GiB", "serve: the node's capacity")
 	flag.StringVar(&redisServer, "redis-server", "", "case redis: the URL of one Redis server (bench_remote.py starts it)")
-	flag.StringVar(&redisCluster, "redis-cluster", "", "case redis: the URL of a Redis cluster")
+	flag.StringVar(&redisCluster, "redis-cluster", "", "case redis: the URL of a Redis cluster (3 masters, 3 replicas)")
+	flag.StringVar(&redisBare, "redis-cluster-bare", "", "case redis: the URL of a Redis cluster of 3 masters and no replicas")
 	flag.Parse()
 	for _, c := range strings.Split(*only, ",") {
 		cases[c] = true
@@ -125,8 +126,8 @@ func combine(runs [][]record) []record {
 // cases are the -transports chosen.
 var cases = map[string]bool{}
 
-// redisServer and redisCluster are the Redis deployments the redis case runs on.
-var redisServer, redisCluster string
+// redisServer, redisCluster and redisBare are the Redis deployments the redis case runs on.
+var redisServer, redisCluster, redisBare string
 
 // child starts this binary in a role and returns its address.
 func child(env []string, args ...string) (string, func()) {
@@ -243,7 +244,9 @@ func tensorCase(name, tr, url string, sizes []int64) []record {
 func writeRead(name, tr string, size int64, write, read func() error) []record {
 	reps := repsFor(size)
 	var w, r, wr []float64
-	for range reps + 1 {
+	var busy time.Duration
+	for i := range reps + 1 {
+		b0 := machineBusy()
 		t0 := time.Now()
 		if err := write(); err != nil {
 			log.Fatal(err)
@@ -253,6 +256,9 @@ func writeRead(name, tr string, size int64, write, read func() error) []record {
 			log.Fatal(err)
 		}
 		t2 := time.Now()
+		if i > 0 {
+			busy += machineBusy() - b0
+		}
 		w = append(w, float64(size)/t1.Sub(t0).Seconds()/1e9)
 		r = append(r, float64(size)/t2.Sub(t1).Seconds()/1e9)
 		wr = append(wr, float64(2*size)/t2.Sub(t0).Seconds()/1e9)
@@ -262,7 +268,29 @@ func writeRead(name, tr string, size int64, write, read func() error) []record {
 		{name, tr, "write_GBps", size, median(w), reps},
 		{name, tr, "read_GBps", size, median(r), reps},
 		{name, tr, "write_read_GBps", size, median(wr), reps},
+		{name, tr, "machine_cpu_ms", size, float64(busy.Microseconds()) / 1e3 / float64(reps), reps},
 	}
+}
+
+// machineBusy is the CPU time every process of the machine has spent
+// (/proc/stat: all but idle and iowait, in USER_HZ ticks); zero where
+// there is no /proc. Over a write and read it counts the servers' work
+// too, which a client's own CPU time does not.
+func machineBusy() time.Duration {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 && i < 8 { // user nice system [idle iowait] irq softirq steal; guest is in user
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 // echo serves length-prefixed messages back to their sender.
@@ -437,6 +465,9 @@ func bench(sizes []int64, latReps int) []record {
 		}
 		if redisCluster != "" {
 			recs = append(recs, storeCase("gotensor redis://", "3+3 cluster", redisCluster, sizes, latReps)...)
+		}
+		if redisBare != "" {
+			recs = append(recs, storeCase("gotensor redis://", "3+0 cluster (no replicas)", redisBare, sizes, latReps)...)
 		}
 	}
 	if cases["rss"] {

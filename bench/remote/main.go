@@ -486,6 +486,7 @@ func bench(sizes []int64, latReps int) []record {
 		url := "ucx://" + addr + "?transports=" + c.tls
 		recs = append(recs, storeCase("gotensor", c.tr, url, sizes, latReps)...)
 		recs = append(recs, storeCase("gotensor one-sided", c.tr, url+"&rma=1MiB", sizes, latReps)...)
+		recs = append(recs, tensorCase("gotensor write_tensor / read_tensor(out=)", c.tr, url, sizes)...)
 		stop()
 		ptls := map[string]string{"ucx-tcp": "tcp", "ucx-sm": "sm"}[c.tr]
 		recs = append(recs, perftestCase(c.tr, ptls, sizes, latReps, &port)...)

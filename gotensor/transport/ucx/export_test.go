@@ -67,3 +67,11 @@ func ConnOf(c *remote.Client) (cc any) {
 	})
 	return cc
 }
+
+// OnFill runs f as each payload starts into a caller's memory, and makes a
+// call that gives up wait grace for it before ending the connection.
+func OnFill(f func(), grace time.Duration) (restore func()) {
+	oldF, oldG := onFill, fillGrace
+	onFill, fillGrace = f, grace
+	return func() { onFill, fillGrace = oldF, oldG }
+}

@@ -53,11 +53,12 @@ type ucxLink struct {
 
 // ucxConn is one endpoint's life: its requests in flight and its handshake.
 type ucxConn struct {
-	ep    C.ucp_ep_h
-	calls remote.Calls // worker thread only
-	hs    chan []byte
-	dead  chan struct{}
-	err   error
+	ep     C.ucp_ep_h
+	calls  remote.Calls             // worker thread only
+	filled map[uint64]chan struct{} // worker thread only: calls whose payload UCX is receiving into their Into, closed once it is done
+	hs     chan []byte
+	dead   chan struct{}
+	err    error
 }
 
 // Open opens ucx://host:port[?token=..&timeout=30s&transports=tcp&rma=1MiB].
@@ -228,7 +229,10 @@ func (l *ucxLink) sendFailed(cc *ucxConn) func(C.int) {
 	}
 }
 
-func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, _ func()) {
+func (l *ucxLink) onAM(amID uint, ep C.ucp_ep_h, hdr, payload []byte, done func()) {
+	if done != nil { // a rendezvous payload: received, whatever becomes of it
+		defer done()
+	}
 	cc := l.conn
 	if cc == nil || cc.ep != ep { // an endpoint this link has closed
 		return
@@ -284,7 +288,7 @@ func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]
 		l.onBadAM(ep, err)
 		return nil, nil, false
 	}
-	keep, _, err := cc.calls.Admit(&h.Header, n) // requests here carry no Into (no ReceivesInto)
+	keep, into, err := cc.calls.Admit(&h.Header, n)
 	switch {
 	case err != nil:
 		l.fail(cc, err)
@@ -297,8 +301,57 @@ func (l *ucxLink) rndvBuffer(amID uint, ep C.ucp_ep_h, hdr []byte, n uint64) ([]
 			h.Op, n, l.addr, memTotal()))
 		return nil, nil, false
 	}
+	if into != nil { // straight into the caller's memory: settle waits for it
+		filled := make(chan struct{})
+		if cc.filled == nil {
+			cc.filled = map[uint64]chan struct{}{}
+		}
+		cc.filled[h.ID] = filled
+		if onFill != nil {
+			onFill()
+		}
+		return into, func() { delete(cc.filled, h.ID); close(filled) }, true
+	}
 	return remote.RangeBuffer(h, n), func() {}, true // frame bytes land in memory the reader gives back
 }
+
+// onFill, set by tests, runs as a payload starts into a caller's memory.
+var onFill func()
+
+// ReceivesInto: a request's Into receives its response's rendezvous
+// payload (see wire.Message); an eager one, small, is copied there.
+func (l *ucxLink) ReceivesInto() bool { return true }
+
+// fillGrace is how long a call that gives up waits for a payload already
+// arriving in its memory to end before it ends the connection instead.
+var fillGrace = 250 * time.Millisecond
+
+// settle runs before call id, whose request had Into, returns without its
+// response: if UCX is receiving that response into the caller's memory, it
+// waits for the receive to end, or ends the connection and waits for UCX
+// to end it, so that nothing writes there once the call has returned. The
+// connection goes on when the receive ends in time (its payload is then
+// dropped).
+func (l *ucxLink) settle(cc *ucxConn, id uint64) {
+	var filled chan struct{}
+	if !l.w.call(func() { filled = cc.filled[id] }) || filled == nil {
+		return // the worker is gone (and its operations with it), or nothing arrives there
+	}
+	t := time.NewTimer(fillGrace)
+	defer t.Stop()
+	select {
+	case <-filled:
+		return
+	case <-t.C:
+	}
+	l.w.run(func() { l.fail(cc, errAbandoned) }) // a forced close ends the receive, cancelled
+	select {
+	case <-filled:
+	case <-l.w.done:
+	}
+}
+
+var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
 
 // memTotal is this machine's memory (no bound when unknown).
 var memTotal = sync.OnceValue(func() uint64 {
@@ -383,6 +436,9 @@ func (l *ucxLink) roundTrip(ctx context.Context, m *wire.Message) (*wire.Message
 			})
 		})
 	l.awaitSent(cc, sent, answered, err)
+	if !answered && m.Into != nil {
+		l.settle(cc, m.ID)
+	}
 	return resp, err
 }
 

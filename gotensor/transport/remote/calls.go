@@ -2,6 +2,7 @@ package remote
 
 import (
 	"encoding/binary"
+	"time"
 
 	"github.com/gotensor/gotensor/gotensor/errs"
 	"github.com/gotensor/gotensor/gotensor/transport/wire"
@@ -26,6 +27,15 @@ const (
 	// answering, and the connection ends.
 	maxGone = 1 << 16
 )
+
+// FillGrace is how long a call that gives up waits for a payload already
+// arriving in its memory (its request's Into) to end, before its link ends
+// the connection instead (a 4 MiB piece takes about a millisecond).
+var FillGrace = 250 * time.Millisecond
+
+// ErrAbandoned ends a connection that was receiving into the memory of a
+// caller that gave up, and did not finish within FillGrace.
+var ErrAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
 
 // Calls are one connection's requests awaiting responses, by id. The
 // caller serializes every use (a mutex, or the one thread that owns it).

@@ -178,15 +178,6 @@ func (cc *conn) admit(m *wire.Message, n uint64) ([]byte, error) {
 	return remote.StreamBuffer(m, n), nil
 }
 
-// errAbandoned ends a connection whose reader was receiving into the
-// memory of a caller that gave up, and did not finish within fillGrace.
-var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
-
-// fillGrace is how long a call that gives up waits for the payload already
-// arriving in its memory to end (a 4 MiB piece takes about a millisecond)
-// before it ends the connection instead.
-var fillGrace = 250 * time.Millisecond
-
 // settle runs before call id, whose request had Into, returns without its
 // response: if that response is arriving in the caller's memory, it waits
 // for the payload to end, or ends the connection and waits for its
@@ -203,13 +194,13 @@ func (cc *conn) settle(id uint64) {
 	if !filling {
 		return
 	}
-	t := time.NewTimer(fillGrace)
+	t := time.NewTimer(remote.FillGrace)
 	defer t.Stop()
 	select {
 	case <-filled:
 	case <-cc.read:
 	case <-t.C:
-		cc.fail(errAbandoned)
+		cc.fail(remote.ErrAbandoned)
 		<-cc.read
 	}
 }

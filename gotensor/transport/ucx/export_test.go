@@ -5,6 +5,7 @@ package ucx
 import (
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,7 +72,16 @@ func ConnOf(c *remote.Client) (cc any) {
 // OnFill runs f as each payload starts into a caller's memory, and makes a
 // call that gives up wait grace for it before ending the connection.
 func OnFill(f func(), grace time.Duration) (restore func()) {
-	oldF, oldG := onFill, fillGrace
-	onFill, fillGrace = f, grace
-	return func() { onFill, fillGrace = oldF, oldG }
+	oldF, oldG := onFill, remote.FillGrace
+	onFill, remote.FillGrace = f, grace
+	return func() { onFill, remote.FillGrace = oldF, oldG }
+}
+
+// StallServer holds s's worker thread, so that s moves no data, until
+// release.
+func StallServer(s *Server) (release func()) {
+	ch := make(chan struct{})
+	s.w.run(func() { <-ch })
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }

@@ -322,10 +322,6 @@ var onFill func()
 // payload (see wire.Message); an eager one, small, is copied there.
 func (l *ucxLink) ReceivesInto() bool { return true }
 
-// fillGrace is how long a call that gives up waits for a payload already
-// arriving in its memory to end before it ends the connection instead.
-var fillGrace = 250 * time.Millisecond
-
 // settle runs before call id, whose request had Into, returns without its
 // response: if UCX is receiving that response into the caller's memory, it
 // waits for the receive to end, or ends the connection and waits for UCX
@@ -337,21 +333,19 @@ func (l *ucxLink) settle(cc *ucxConn, id uint64) {
 	if !l.w.call(func() { filled = cc.filled[id] }) || filled == nil {
 		return // the worker is gone (and its operations with it), or nothing arrives there
 	}
-	t := time.NewTimer(fillGrace)
+	t := time.NewTimer(remote.FillGrace)
 	defer t.Stop()
 	select {
 	case <-filled:
 		return
 	case <-t.C:
 	}
-	l.w.run(func() { l.fail(cc, errAbandoned) }) // a forced close ends the receive, cancelled
+	l.w.run(func() { l.fail(cc, remote.ErrAbandoned) }) // a forced close ends the receive, cancelled
 	select {
 	case <-filled:
 	case <-l.w.done:
 	}
 }
-
-var errAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
 
 // memTotal is this machine's memory (no bound when unknown).
 var memTotal = sync.OnceValue(func() uint64 {

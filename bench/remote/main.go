@@ -465,6 +465,7 @@ func bench(sizes []int64, latReps int) []record {
 		}
 		if redisCluster != "" {
 			recs = append(recs, storeCase("gotensor redis://", "3+3 cluster", redisCluster, sizes, latReps)...)
+			recs = append(recs, tensorCase("gotensor redis:// write_tensor / read_tensor(out=)", "3+3 cluster", redisCluster, sizes)...)
 		}
 		if redisBare != "" {
 			recs = append(recs, storeCase("gotensor redis://", "3+0 cluster (no replicas)", redisBare, sizes, latReps)...)

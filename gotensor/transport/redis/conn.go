@@ -79,14 +79,14 @@ func (w *into) ReadFrom(r io.Reader) (int64, error) {
 
 var errLongPiece = errors.New("a piece is longer than its manifest says")
 
-// streamPiece reads the whole piece p into d over a connection of its own
-// (valkey-go's DoStream), with no copy of the client's own: it returns
-// ok=false, having read nothing usable, where the caller should read it
-// the usual way (a redirect during a failover, which a stream does not
-// follow, or a piece of another length than d's), errPieceGone for a
-// missing piece, or another error.
-func (s *Store) streamPiece(ctx context.Context, p string, d []byte) (ok bool, err error) {
-	st := s.c.DoStream(ctx, s.c.B().Get().Key(p).Build())
+// streamPiece reads what cmd asks of a piece (all of it, or a range) into
+// d over a connection of its own (valkey-go's DoStream), with no copy of
+// the client's own: it returns ok=false, having read nothing usable, where
+// the caller should read it the usual way (a redirect during a failover,
+// which a stream does not follow, or a reply of another length than d's),
+// errPieceGone for a missing piece, or another error.
+func (s *Store) streamPiece(ctx context.Context, cmd valkey.Completed, d []byte) (ok bool, err error) {
+	st := s.c.DoStream(ctx, cmd)
 	w := &into{d: d}
 	_, err = st.WriteTo(w)
 	switch {

@@ -220,21 +220,23 @@ type Store struct {
 }
 
 var (
-	_ store.Store         = (*Store)(nil)
-	_ store.RangeReader   = (*Store)(nil)
-	_ store.Editor        = (*Store)(nil)
-	_ store.Lender        = (*Store)(nil)
-	_ store.RangeRecycler = (*Store)(nil)
+	_ store.Store           = (*Store)(nil)
+	_ store.RangeReader     = (*Store)(nil)
+	_ store.RangeIntoReader = (*Store)(nil)
+	_ store.Editor          = (*Store)(nil)
+	_ store.Lender          = (*Store)(nil)
+	_ store.RangeRecycler   = (*Store)(nil)
 )
 
-// Caps: ranged reads (a row read moves only the pieces it covers), row
+// Caps: ranged reads (a row read moves only the pieces it covers; into
+// the caller's memory where it asks, pieces read whole straight there), row
 // edits by version (only the pieces an edit covers are rewritten, server
 // side), and frame memory recycled both ways (buffers.go). No streaming:
 // whole puts and gets already move a frame's pieces in parallel, and
 // core's link probe streams 4 to 32 MiB, which on Redis is memory (a full
 // server refused the next write).
 func (s *Store) Caps() store.Caps {
-	return store.Caps{Ranges: s, Editor: s, Lender: s, Recycler: s}
+	return store.Caps{Ranges: s, RangesInto: s, Editor: s, Lender: s, Recycler: s}
 }
 
 // Open connects to the server or cluster a redis:// URL names; the
@@ -246,16 +248,20 @@ func Open(raw string) (*Store, error) {
 	}
 	s := &Store{url: shown, opts: o, password: o.Password, lent: pool.NewLent(buffers)}
 	copt := valkey.ClientOption{
-		InitAddress:         o.Hosts,
-		Username:            o.User,
-		Password:            o.Password,
-		TLSConfig:           o.TLS,
-		DisableCache:        true,
-		Dialer:              net.Dialer{Timeout: min(o.Timeout, 5*time.Second), KeepAlive: time.Second},
-		DialCtxFn:           dial,
-		ConnWriteTimeout:    o.Timeout,
-		ClientName:          "gotensor",
-		ReadBufferEachConn:  1 << 20,
+		InitAddress:      o.Hosts,
+		Username:         o.User,
+		Password:         o.Password,
+		TLSConfig:        o.TLS,
+		DisableCache:     true,
+		Dialer:           net.Dialer{Timeout: min(o.Timeout, 5*time.Second), KeepAlive: time.Second},
+		DialCtxFn:        dial,
+		ConnWriteTimeout: o.Timeout,
+		ClientName:       "gotensor",
+		// small: a reply's header is read through this buffer, and a fill
+		// takes all the socket has up to its size, so that much of a
+		// streamed piece is copied out of it once more; 64 KiB keeps that
+		// to a few percent of a 2 MiB piece
+		ReadBufferEachConn:  64 << 10,
 		WriteBufferEachConn: 64 << 10, // a larger string goes straight to the socket (stringConn)
 		ClusterOption:       valkey.ClusterOption{ShardsRefreshInterval: 0},
 	}

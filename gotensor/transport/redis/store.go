@@ -350,20 +350,24 @@ func (s *Store) readSegments(ctx context.Context, key string, m *manifest, off i
 	return first
 }
 
+// minStreamed is the least part of a piece read over a connection of its
+// own (streamPiece): a smaller one costs less as a pipelined reply.
+const minStreamed = 64 << 10
+
 // readPiece reads len(d) bytes of piece p from off into d (whole: all of it).
 func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byte, whole bool) error {
-	if whole {
-		if ok, err := s.streamPiece(ctx, p, d); ok {
+	cmd := func() valkey.Completed {
+		if whole {
+			return s.c.B().Get().Key(p).Build()
+		}
+		return s.c.B().Getrange().Key(p).Start(off).End(off + int64(len(d)) - 1).Build()
+	}
+	if whole || len(d) >= minStreamed {
+		if ok, err := s.streamPiece(ctx, cmd(), d); ok {
 			return err
 		}
 	}
-	var cmd valkey.Completed
-	if whole {
-		cmd = s.c.B().Get().Key(p).Build()
-	} else {
-		cmd = s.c.B().Getrange().Key(p).Start(off).End(off + int64(len(d)) - 1).Build()
-	}
-	b, err := s.c.Do(ctx, cmd).AsBytes()
+	b, err := s.c.Do(ctx, cmd()).AsBytes()
 	if valkey.IsValkeyNil(err) || (err == nil && len(b) == 0 && len(d) > 0) {
 		return errPieceGone
 	}
@@ -380,6 +384,21 @@ func (s *Store) readPiece(ctx context.Context, key, p string, off int64, d []byt
 // GetRange reads bytes [off, off+n) of key's frame: of an inline value
 // server side, else from the pieces the range covers.
 func (s *Store) GetRange(ctx context.Context, key string, off, n int64) ([]byte, int64, error) {
+	return s.getRange(ctx, key, off, n, nil)
+}
+
+// GetRangeInto reads bytes [off, off+len(dst)) of key's frame into dst:
+// a piece the range covers whole arrives there straight from its
+// connection, a part of one is copied. Every piece's read has ended
+// when it returns, so nothing writes dst afterwards.
+func (s *Store) GetRangeInto(ctx context.Context, key string, off int64, dst []byte) (int, int64, error) {
+	b, size, err := s.getRange(ctx, key, off, int64(len(dst)), dst)
+	return len(b), size, err
+}
+
+// getRange reads bytes [off, off+n) of key's frame into dst, or into a
+// buffer of the pool where dst is nil.
+func (s *Store) getRange(ctx context.Context, key string, off, n int64, dst []byte) ([]byte, int64, error) {
 	if err := s.check(key); err != nil {
 		return nil, 0, err
 	}
@@ -400,6 +419,9 @@ func (s *Store) GetRange(ctx context.Context, key string, off, n int64) ([]byte,
 		case 1:
 			b, _ := res[1].AsBytes()
 			size, _ := res[2].AsInt64()
+			if dst != nil {
+				b = dst[:copy(dst, b)]
+			}
 			return b, size, nil // a range past the end is empty: the size tells a reader the frame changed
 		case 2:
 		default:
@@ -413,12 +435,18 @@ func (s *Store) GetRange(ctx context.Context, key string, off, n int64) ([]byte,
 		if off >= m.size {
 			return []byte{}, m.size, nil
 		}
-		out := s.readBuffer(int(min(n, m.size-off)))
+		want := int(min(n, m.size-off))
+		out := dst[:min(want, len(dst))]
+		if dst == nil {
+			out = s.readBuffer(want)
+		}
 		err = s.readSegments(ctx, key, m, off, out)
 		if err == nil {
 			return out, m.size, nil
 		}
-		s.RecycleRange(out)
+		if dst == nil {
+			s.RecycleRange(out)
+		}
 		if err != errPieceGone {
 			return nil, 0, err
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -95,6 +96,32 @@ func basics(t *testing.T, url string, srvs func() []*redistest.Server) {
 		if size != int64(len(big)) || !bytes.Equal(b, want) {
 			t.Fatalf("range %v: %d bytes (size %d), want %d", r, len(b), size, len(want))
 		}
+	}
+	// the same ranges into the caller's memory: nothing written past them
+	for _, r := range [][2]int64{{0, 10}, {0, 200000}, {65530, 20}, {int64(len(big)) - 5, 100}, {int64(len(big)), 10}} {
+		dst := bytes.Repeat([]byte{0xEE}, int(r[1]))
+		n, size, err := s.GetRangeInto(bg, "big", r[0], dst)
+		must(t, err)
+		want := big[r[0]:min(int64(len(big)), r[0]+r[1])]
+		if size != int64(len(big)) || !bytes.Equal(dst[:n], want) || bytes.Count(dst[n:], []byte{0xEE}) != len(dst)-n {
+			t.Fatalf("range %v into dst: %d bytes (size %d), want %d", r, n, size, len(want))
+		}
+	}
+	// pieces read whole land in dst itself: far less allocated than read
+	dst := make([]byte, 600000)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	n, _, err := s.GetRangeInto(bg, "big", 0, dst)
+	runtime.ReadMemStats(&m1)
+	must(t, err)
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; n != len(dst) || alloc > uint64(len(dst))/4 {
+		t.Fatalf("a range of %d bytes into dst allocated %d bytes", n, alloc)
+	}
+	if n, size, err := s.GetRangeInto(bg, "a", 1, make([]byte, 10)); err != nil || n != 4 || size != 5 {
+		t.Fatalf("inline range into dst: %d bytes of %d, %v", n, size, err)
+	}
+	if _, _, err := s.GetRangeInto(bg, "nope", 0, make([]byte, 10)); !errs.Is(err, errs.KeyNotFound) {
+		t.Fatalf("missing key into dst: %v", err)
 	}
 	// replaced by a small frame, then by a large one again: the old pieces go
 	must(t, s.Put(bg, "big", []byte("small now")))

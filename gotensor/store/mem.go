@@ -139,6 +139,14 @@ func (s *Mem) SetIdleRoom(room func(used int64) int64) {
 	s.pool.SetRoom(func() int64 { return room(s.bytes.Load()) })
 }
 
+// Idle is the memory of dropped frames the store keeps for reuse (its
+// pool's and its idle memfd buffers'), which counts toward no capacity.
+func (s *Mem) Idle() int64 {
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	return s.pool.Held() + s.views.held
+}
+
 // LendFrame lends the memory of a dropped frame, or new memory.
 func (s *Mem) LendFrame(n int) []byte { return s.pool.Get(n) }
 

@@ -57,6 +57,11 @@ func New(st store.Store, held func() int64) *Node {
 			Help: "Bytes counted against the capacity: the frames' and, per key, its length and a fixed overhead."},
 			func() float64 { return float64(store.UsedOf(st)) }))
 	}
+	if m, ok := st.(interface{ Idle() int64 }); ok { // mem://: replaced frames' memory kept for the next writes
+		n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gotensor_idle_bytes",
+			Help: "Bytes of dropped frames' memory kept for reuse (a node keeps up to what its capacity leaves free)."},
+			func() float64 { return float64(m.Idle()) }))
+	}
 	if held != nil {
 		n.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gotensor_receiving_bytes",
 			Help: "Bytes being received and not yet stored (held by the node's budget)."},

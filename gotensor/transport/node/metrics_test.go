@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func checkMetrics(t *testing.T, transport string) {
 	defer n.Shutdown()
 	before := scrape(t, n)
 	for series, want := range map[string]string{"gotensor_capacity_bytes": "1.048576e+06", "gotensor_keys": "0",
-		"gotensor_stored_bytes": "0", "gotensor_handshakes_refused_total": "0"} {
+		"gotensor_stored_bytes": "0", "gotensor_handshakes_refused_total": "0", "gotensor_idle_bytes": "0"} {
 		if got := metric(before, series); got != want {
 			t.Fatalf("%s = %q before any request, want %q", series, got, want)
 		}
@@ -100,6 +101,16 @@ func checkMetrics(t *testing.T, transport string) {
 		if got := metric(after, series); got != want {
 			t.Errorf("%s = %q, want %q", series, got, want)
 		}
+	}
+	// a replaced frame's memory is kept for the next write, and counted
+	for range 2 {
+		if err := c.Put(ctx, "big", make([]byte, 256<<10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	idle, _ := strconv.ParseFloat(metric(scrape(t, n), "gotensor_idle_bytes"), 64)
+	if idle < 256<<10 {
+		t.Errorf("gotensor_idle_bytes = %v after a 256 KiB frame was replaced", idle)
 	}
 }
 

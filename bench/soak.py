@@ -253,13 +253,14 @@ def soak(name, url, node, threads, ops, max_bytes, seed, profile_dir="") -> dict
             node.save_profile(os.path.join(profile_dir, f"{name}-end"))
     warm = [s for s in samples if s[0] <= 0.25] or samples[:1]
     after = [s for s in samples if s[0] > 0.25] or samples[-1:]
-    def peak(ss, i, held):  # the peak RSS, and the peak of RSS less the stored bytes held there (a node's idle frames too)
-        kept = (lambda x: x[4].get("idle_frames", 0)) if i == 2 else (lambda x: 0)
-        return max(x[i] for x in ss), max(x[i] - (x[3] + kept(x) if held else 0) for x in ss)
-    peak_warm, net_warm = peak(warm, 1, in_client)
-    peak_after, net_after = peak(after, 1, in_client)
-    node_warm, node_net_warm = peak(warm, 2, node is not None)
-    node_after, node_net_after = peak(after, 2, node is not None)
+    def peak(ss, i, held):  # the peak RSS, and the peak of RSS less what held(sample) says is held there
+        return max(x[i] for x in ss), max(x[i] - held(x) for x in ss)
+    in_node = (lambda x: x[3] + x[4].get("idle_frames", 0)) if node else (lambda x: 0)  # stored, and idle frames kept
+    stored = (lambda x: x[3]) if in_client else (lambda x: 0)
+    peak_warm, net_warm = peak(warm, 1, stored)
+    peak_after, net_after = peak(after, 1, stored)
+    node_warm, node_net_warm = peak(warm, 2, in_node)
+    node_after, node_net_after = peak(after, 2, in_node)
     rec = {"store": name, "threads": threads, "ops": total, "seconds": secs, "fill_seconds": fill_secs, "counts": counts, "errors": errors[:20],
            "n_errors": len(errors), "keys_left": len(left), "client_rss_warm": peak_warm, "client_rss_after": peak_after,
            "client_rss_growth": peak_after / peak_warm - 1, "client_net_warm": net_warm, "client_net_after": net_after,

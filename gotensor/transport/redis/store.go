@@ -436,8 +436,10 @@ func (s *Store) getRange(ctx context.Context, key string, off, n int64, dst []by
 			return []byte{}, m.size, nil
 		}
 		want := int(min(n, m.size-off))
-		out := dst[:min(want, len(dst))]
-		if dst == nil {
+		var out []byte
+		if dst != nil {
+			out = dst[:want] // dst holds n >= want bytes
+		} else {
 			out = s.readBuffer(want)
 		}
 		err = s.readSegments(ctx, key, m, off, out)

@@ -37,6 +37,27 @@ var FillGrace = 250 * time.Millisecond
 // caller that gave up, and did not finish within FillGrace.
 var ErrAbandoned = errs.New(errs.Unavailable, "a read into the caller's memory was given up while it arrived, and did not finish")
 
+// AwaitFill returns once nothing writes a caller's memory that a payload
+// was arriving in: when filled closes (the payload ended) or ended does
+// (the link's reader, or its worker, stopped), and past FillGrace it cuts
+// the connection (cut) and waits for either. A nil channel never closes.
+func AwaitFill(filled, ended <-chan struct{}, cut func()) {
+	t := time.NewTimer(FillGrace)
+	defer t.Stop()
+	select {
+	case <-filled:
+		return
+	case <-ended:
+		return
+	case <-t.C:
+	}
+	cut()
+	select {
+	case <-filled:
+	case <-ended:
+	}
+}
+
 // Calls are one connection's requests awaiting responses, by id. The
 // caller serializes every use (a mutex, or the one thread that owns it).
 type Calls struct {

@@ -191,17 +191,8 @@ func (cc *conn) settle(id uint64) {
 		filled = cc.filled
 	}
 	cc.pmu.Unlock()
-	if !filling {
-		return
-	}
-	t := time.NewTimer(remote.FillGrace)
-	defer t.Stop()
-	select {
-	case <-filled:
-	case <-cc.read:
-	case <-t.C:
-		cc.fail(remote.ErrAbandoned)
-		<-cc.read
+	if filling {
+		remote.AwaitFill(filled, cc.read, func() { cc.fail(remote.ErrAbandoned) })
 	}
 }
 

@@ -333,18 +333,8 @@ func (l *ucxLink) settle(cc *ucxConn, id uint64) {
 	if !l.w.call(func() { filled = cc.filled[id] }) || filled == nil {
 		return // the worker is gone (and its operations with it), or nothing arrives there
 	}
-	t := time.NewTimer(remote.FillGrace)
-	defer t.Stop()
-	select {
-	case <-filled:
-		return
-	case <-t.C:
-	}
-	l.w.run(func() { l.fail(cc, remote.ErrAbandoned) }) // a forced close ends the receive, cancelled
-	select {
-	case <-filled:
-	case <-l.w.done:
-	}
+	// a forced close ends the receive, cancelled; a stopped worker has ended every operation
+	remote.AwaitFill(filled, l.w.done, func() { l.w.run(func() { l.fail(cc, remote.ErrAbandoned) }) })
 }
 
 // memTotal is this machine's memory (no bound when unknown).
